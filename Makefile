@@ -1,0 +1,30 @@
+# The two commands of the README: `make demo` and `make test`. Both install what they need
+# (scripts/setup), configure and build in build/ (Release), then do their job.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CTEST_ARGS ?=
+
+.PHONY: all setup configure build demo test bench clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+configure: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@scripts/demo
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+bench: build
+	@scripts/bench
+
+clean:
+	rm -rf $(BUILD)

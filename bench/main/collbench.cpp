@@ -1,0 +1,106 @@
+// collbench: parse -> run -> one catch. Launched once per rank by mpirun or srun.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "backends.h"
+#include "collbench/cli.h"
+#include "collbench/context.h"
+#include "collbench/error.h"
+#include "collbench/reporter.h"
+#include "collbench/runner.h"
+#include "collbench/watchdog.h"
+#include "collectives/collectives.h"
+
+namespace collbench {
+namespace {
+
+/// Opens the outputs on rank 0; every rank learns whether that worked, so a bad --jsonl path
+/// ends the whole job with exit 2 instead of leaving the other ranks waiting.
+void open_outputs(const Options& options, Bootstrap& bootstrap, ReporterList& reporters) {
+  std::string error;
+  if (bootstrap.rank() == 0) {
+    if (!options.quiet) reporters.add(make_console_reporter(stdout));
+    try {
+      if (!options.jsonl.empty()) reporters.add(make_jsonl_reporter(options.jsonl));
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  if (bootstrap.allreduce(error.empty() ? 1.0 : 0.0, ScalarOp::kMin) < 0.5) {
+    throw Error(ExitCode::kUsage, error.empty() ? "--jsonl: rank 0 could not open the file" : error);
+  }
+}
+
+ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
+  const ParseResult parsed = parse_command_line(argc, argv, all_specs());
+  if (!parsed.exit_text.empty()) {
+    if (bootstrap.rank() == 0) std::fputs(parsed.exit_text.c_str(), stdout);
+    return ExitCode::kOk;
+  }
+  const Options& options = parsed.options;
+  validate_for_world(options, bootstrap.size(), all_specs());
+  std::vector<const CollectiveSpec*> tests;
+  for (const auto& test : options.tests) tests.push_back(find_spec(all_specs(), test));
+
+  std::unique_ptr<Backend> backend = make_backend(options, bootstrap);
+  if (options.graph_launches > 0 && !backend->device().supports_graphs()) {
+    throw_usage("-G {}: CUDA-graph mode needs a backend on a GPU stream (--backend nccl); the {} "
+                "backend has none", options.graph_launches, backend->info().name);
+  }
+  preflight(options, bootstrap, *backend, tests);
+
+  std::string run_id = make_run_id();
+  bootstrap.broadcast(run_id, 0);
+  ReporterList reporters;
+  open_outputs(options, bootstrap, reporters);
+  const auto context = build_context(options, bootstrap, *backend, run_id);
+  if (bootstrap.rank() == 0) reporters.context(context);
+
+  // On a hang: stop the library from waiting, then end every rank with exit code 3.
+  Watchdog watchdog(bootstrap, options.timeout_s, [&](const std::string& report) {
+    backend->abort();
+    bootstrap.abort(exit_status(ExitCode::kRuntime), report);
+  });
+  Runner runner(options, bootstrap, *backend, reporters, &watchdog, run_id);
+  const RunTotals totals = runner.run(tests);
+  if (totals.wrong > 0) {
+    if (bootstrap.rank() == 0) {
+      std::fprintf(stderr, "collbench: %lld wrong elements; %s\n", static_cast<long long>(totals.wrong),
+                   totals.first_mismatch.c_str());
+    }
+    return ExitCode::kCheckFailed;
+  }
+  return ExitCode::kOk;
+}
+
+}  // namespace
+}  // namespace collbench
+
+int main(int argc, char** argv) {
+  using namespace collbench;
+  std::unique_ptr<Bootstrap> bootstrap;
+  try {
+    bootstrap = make_bootstrap(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collbench: cannot start: %s\n", e.what());
+    return exit_status(ExitCode::kRuntime);
+  }
+  try {
+    return exit_status(run(*bootstrap, argc, argv));
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::kUsage) {
+      // Usage errors are found identically on every rank: one line from rank 0 is enough.
+      if (bootstrap->rank() == 0) std::fprintf(stderr, "collbench: %s\n", e.what());
+      return exit_status(e.code());
+    }
+    std::fprintf(stderr, "collbench: rank %d (%s): %s\n", bootstrap->rank(), bootstrap->hostname().c_str(),
+                 e.what());
+    bootstrap->abort(exit_status(e.code()), e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collbench: rank %d (%s): internal error: %s\n", bootstrap->rank(),
+                 bootstrap->hostname().c_str(), e.what());
+    bootstrap->abort(exit_status(ExitCode::kRuntime), e.what());
+  }
+}

@@ -1,0 +1,51 @@
+// Watchdog: turns a hang into a report and an exit. A thread per rank watches the runner's
+// progress; when an operation has not completed within the timeout, the rank asks every other
+// rank (over a small TCP side channel, independent of the library under test, which is stuck)
+// what it is doing, reports which test and size hung and which ranks had not arrived, and
+// aborts the job with exit code 3.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "collbench/bootstrap.h"
+
+namespace collbench {
+
+class Watchdog {
+ public:
+  /// Called on the watchdog thread after the report (one or two lines) was printed to stderr;
+  /// must end the process (abort the backend, then the job).
+  using FireHandler = std::function<void(const std::string& report)>;
+
+  /// Collective: exchanges side-channel endpoints through `bootstrap`. timeout_s <= 0 disables
+  /// firing (the side channel still answers peers).
+  Watchdog(Bootstrap& bootstrap, double timeout_s, FireHandler on_fire);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  /// Starts a phase: every rank passes through the same phases in the same order. While armed,
+  /// the watchdog fires when no progress() arrived for timeout * ops_per_wait seconds
+  /// (ops_per_wait: how many operations one blocking wait covers, e.g. a whole batch on a
+  /// stream-ordered backend).
+  void arm(const std::string& what, int ops_per_wait);
+  /// One operation (or wait) completed. Cheap: one relaxed atomic increment.
+  void progress() noexcept { progress_.fetch_add(1, std::memory_order_relaxed); }
+  /// Leaves the phase (time spent in control-plane work is not watched).
+  void disarm();
+
+  /// Builds the report the watchdog would print now (used by the fire path and by tests).
+  std::string describe_hang();
+
+ private:
+  struct State;
+  void run();
+  std::atomic<std::uint64_t> progress_{0};
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace collbench
