@@ -476,46 +476,22 @@ Runner::Runner(const Options& options, Bootstrap& bootstrap, Backend& backend, R
       watchdog_(watchdog),
       run_id_(std::move(run_id)) {}
 
-void preflight(const Options& options_, Bootstrap& bootstrap_, Backend& backend_,
-               const std::vector<const CollectiveSpec*>& tests) {
-  const int nranks = bootstrap_.size();
-  const BackendInfo& info = backend_.info();
-  for (const auto* spec : tests) {
-    for (DType dtype : options_.dtypes) {
-      for (ReduceOp op : spec->reduces ? options_.ops : std::vector<ReduceOp>{ReduceOp::kSum}) {
-        for (Primitive p : spec->primitives) {
-          const auto why = backend_.unsupported(p, dtype, op);
-          // With -d all the combination is reported as not measured; named explicitly, it is
-          // a usage error.
-          if (why && !options_.all_dtypes) {
-            throw_usage("{} with -d {}{}: {}; use another dtype, --backend nccl, or -d all to "
-                        "list what the {} backend cannot run",
-                        spec->name, name(dtype), spec->reduces ? fmt::format(" -o {}", name(op)) : "",
-                        *why, info.name);
-          }
-        }
-      }
-      const Layout layout = spec->layout(options_.max_bytes / size_of(dtype), nranks);
-      if (info.max_count > 0 && layout.param_count > info.max_count) {
-        throw_usage("-e {}: {} {} needs {} elements in one call, more than the {} backend's limit "
-                    "of {}; lower -e or use a wider dtype",
-                    format_bytes(options_.max_bytes), spec->name, name(dtype), layout.param_count,
-                    info.name, info.max_count);
-      }
-    }
-  }
+namespace {
 
-  const BufferNeeds needs = buffer_needs(options_, tests, nranks);
+/// Every rank's buffers must fit; rank 0 names the tightest host and an -e that fits.
+void check_memory(const Options& options, Bootstrap& bootstrap, Backend& backend,
+                  const std::vector<const CollectiveSpec*>& tests) {
+  const int nranks = bootstrap.size();
+  const BufferNeeds needs = buffer_needs(options, tests, nranks);
   const std::uint64_t required = needs.send_bytes + needs.recv_bytes;
-  const std::uint64_t available = backend_.device().available_bytes();
+  const std::uint64_t available = backend.device().available_bytes();
   const bool fits = required <= available;
-  const auto all = bootstrap_.gather(fmt::format("{} {}", available, bootstrap_.hostname()), 0);
-  if (bootstrap_.allreduce(fits ? 1.0 : 0.0, ScalarOp::kMin) > 0.5) return;
-  if (bootstrap_.rank() != 0) throw Error(ExitCode::kUsage, "buffers do not fit (reported by rank 0)");
+  const auto all = bootstrap.gather(fmt::format("{} {}", available, bootstrap.hostname()), 0);
+  if (bootstrap.allreduce(fits ? 1.0 : 0.0, ScalarOp::kMin) > 0.5) return;
+  if (bootstrap.rank() != 0) throw Error(ExitCode::kUsage, "buffers do not fit (reported by rank 0)");
 
-  // Name the tightest host and the largest -e that fits it.
   std::uint64_t least = available;
-  std::string host = bootstrap_.hostname();
+  std::string host = bootstrap.hostname();
   for (const auto& entry : all) {
     const auto space = entry.find(' ');
     const std::uint64_t bytes = std::stoull(entry.substr(0, space));
@@ -524,19 +500,54 @@ void preflight(const Options& options_, Bootstrap& bootstrap_, Backend& backend_
       host = entry.substr(space + 1);
     }
   }
-  Options smaller = options_;
+  Options smaller = options;
   std::uint64_t fitting = 0;
-  for (std::uint64_t e = options_.max_bytes; e > 0 && fitting == 0; e /= 2) {
+  for (std::uint64_t e = options.max_bytes; e > 0 && fitting == 0; e /= 2) {
     smaller.max_bytes = e;
     const BufferNeeds n = buffer_needs(smaller, tests, nranks);
     if (n.send_bytes + n.recv_bytes <= least) fitting = e;
   }
   throw_usage("-e {}: the buffers need {} per rank ({} send + {} receive) but {} has only {} of {} "
               "memory available per rank; lower -e{}",
-              format_bytes(options_.max_bytes), format_bytes(required), format_bytes(needs.send_bytes),
-              format_bytes(needs.recv_bytes), host, format_bytes(least),
-              name(backend_.device().memory_kind()),
+              format_bytes(options.max_bytes), format_bytes(required), format_bytes(needs.send_bytes),
+              format_bytes(needs.recv_bytes), host, format_bytes(least), name(backend.device().memory_kind()),
               fitting ? fmt::format(" (-e {} fits)", format_bytes(fitting)) : std::string());
+}
+
+}  // namespace
+
+void preflight(const Options& options, Bootstrap& bootstrap, Backend& backend,
+               const std::vector<const CollectiveSpec*>& tests) {
+  const BackendInfo& info = backend.info();
+  for (const auto* spec : tests) {
+    for (DType dtype : options.dtypes) {
+      for (ReduceOp op : spec->reduces ? options.ops : std::vector<ReduceOp>{ReduceOp::kSum}) {
+        for (Primitive p : spec->primitives) {
+          const auto why = backend.unsupported(p, dtype, op);
+          // With -d all the combination is reported as not measured; named explicitly, it is
+          // a usage error.
+          if (why && !options.all_dtypes) {
+            throw_usage("{} with -d {}{}: {}; use another dtype, --backend nccl, or -d all to "
+                        "list what the {} backend cannot run",
+                        spec->name, name(dtype), spec->reduces ? fmt::format(" -o {}", name(op)) : "",
+                        *why, info.name);
+          }
+        }
+      }
+    }
+  }
+  check_memory(options, bootstrap, backend, tests);
+  for (const auto* spec : tests) {
+    for (DType dtype : options.dtypes) {
+      const Layout layout = spec->layout(options.max_bytes / size_of(dtype), bootstrap.size());
+      if (info.max_count > 0 && layout.param_count > info.max_count) {
+        throw_usage("-e {}: {} {} needs {} elements in one call, more than the {} backend's limit "
+                    "of {}; lower -e or use a wider dtype",
+                    format_bytes(options.max_bytes), spec->name, name(dtype), layout.param_count,
+                    info.name, info.max_count);
+      }
+    }
+  }
 }
 
 RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {

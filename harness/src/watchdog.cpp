@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -269,7 +270,8 @@ std::string Watchdog::describe_hang() {
   }
 
   // Classify.
-  std::vector<std::string> missing, waiting{fmt::format("{}", s.rank)};
+  std::vector<std::string> missing;
+  std::vector<int> waiting{s.rank};
   for (auto& q : queries) {
     if (q.fd >= 0) close(q.fd);
     std::optional<nlohmann::json> reply;
@@ -286,9 +288,10 @@ std::string Watchdog::describe_hang() {
     if (phase < my_phase) {
       missing.push_back(fmt::format("rank {} ({}: still in {})", p.rank, p.host, (*reply)["what"].get<std::string>()));
     } else {
-      waiting.push_back(fmt::format("{}", p.rank));
+      waiting.push_back(p.rank);
     }
   }
+  std::sort(waiting.begin(), waiting.end());
   std::string report = fmt::format(
       "collbench: rank {} ({}): timeout: no operation completed within {:g} s in {}\n", s.rank,
       s.host, timeout, my_what);

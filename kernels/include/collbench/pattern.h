@@ -111,6 +111,21 @@ CB_HD int64_t in_range(uint32_t h, int64_t lo, int64_t hi) {
   return lo + static_cast<int64_t>((static_cast<uint64_t>(h) * span) >> 32);
 }
 
+/// Smallest positive (subnormal) value of a floating dtype.
+CB_HD double min_subnormal(DType t) {
+  switch (t) {
+    case DType::kHalf: return 5.9604644775390625e-08;          // 2^-24
+    case DType::kBfloat16: return 9.183549615799121e-41;       // 2^-133
+    case DType::kFloat: return 1.401298464324817e-45;          // 2^-149
+    case DType::kDouble: return 4.9406564584124654e-324;       // 2^-1074
+    case DType::kFp8E4M3: return 0.001953125;                  // 2^-9
+    case DType::kFp8E5M2: return 1.52587890625e-05;            // 2^-16
+    default: return 0.0;
+  }
+}
+
+CB_HD double round_to(DType t, double v);
+
 // ---------------------------------------------------------------------------------------------
 // The input pattern.
 
@@ -196,8 +211,14 @@ CB_HD double reduced_value(const Params& p, uint64_t index, double* tolerance) {
   if (p.op == ReduceOp::kAvg) {
     if (dtype_is_floating(p.dtype)) {
       acc = acc / n;
-      // Pre-multiplication by fl(1/n) rounds each term, the sum rounds c-1 more times.
-      *tolerance = (c + 3) * unit_roundoff(p.dtype) * magnitude / n;
+      // NCCL multiplies each input by s = fl(1/n) (rounded in the element type, possibly to a
+      // subnormal) and sums: the error of s scales every term, then the c products and c-1
+      // additions each round once (relative error u, or half the smallest subnormal).
+      const double exact_scale = 1.0 / n;
+      const double scale = round_to(p.dtype, exact_scale);
+      const double scale_error = scale > exact_scale ? scale - exact_scale : exact_scale - scale;
+      *tolerance = magnitude * scale_error +
+                   2.0 * c * (unit_roundoff(p.dtype) * magnitude * scale + 0.5 * min_subnormal(p.dtype));
     } else {
       // Integer average: the sum divided by n, truncated toward zero (as C and NCCL do).
       const int64_t sum = static_cast<int64_t>(acc);
@@ -371,6 +392,18 @@ CB_HD void store_poison(void* base, uint64_t i, DType t) {
     case DType::kDouble: static_cast<uint64_t*>(base)[i] = 0x7fffffffffffffffULL; break;
     case DType::kFp8E4M3:
     case DType::kFp8E5M2: static_cast<uint8_t*>(base)[i] = 0x7f; break;
+  }
+}
+
+/// `v` rounded to the nearest value of dtype `t` (as a store then load would).
+CB_HD double round_to(DType t, double v) {
+  switch (t) {
+    case DType::kHalf: return from_half(to_half(static_cast<float>(v)));
+    case DType::kBfloat16: return from_bf16(to_bf16(static_cast<float>(v)));
+    case DType::kFp8E4M3: return from_e4m3(to_e4m3(static_cast<float>(v)));
+    case DType::kFp8E5M2: return from_e5m2(to_e5m2(static_cast<float>(v)));
+    case DType::kFloat: return static_cast<float>(v);
+    default: return v;
   }
 }
 

@@ -1,0 +1,330 @@
+"""A real four-host Slurm cluster built from network namespaces, for the slurm and cluster tests.
+
+Each host is a network namespace joined by a veth pair to a bridge that lives in its own
+namespace; nothing is configured in the root namespace. Commands run "on" a host through
+nsenter + unshare with a private UTS namespace (its own hostname, which Open MPI needs) and a
+private mount namespace in which /etc/hosts names the cluster's hosts. munged runs once for the
+cluster (its socket is a file, reachable from every namespace); slurmctld runs on node1 and one
+slurmd on every host.
+
+Teardown kills only what the cluster started: the daemons by PID, then any process that still
+lives in one of its network namespaces (job steps and ranks that slurmd forked), and deletes the
+namespaces. It runs also when a test fails, and every wait is bounded.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77  # CTest SKIP_RETURN_CODE of the slurm and cluster tests
+
+REQUIRED_TOOLS = ["ip", "tc", "nsenter", "unshare", "munged", "mungekey", "slurmctld", "slurmd",
+                  "sbatch", "squeue", "scontrol", "scancel", "srun", "mpirun"]
+
+
+def skip_reason():
+    """Why this machine cannot build the cluster, or None."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, munge and Slurm daemons)"
+    missing = [t for t in REQUIRED_TOOLS if shutil.which(t) is None]
+    if missing:
+        return "missing programs: " + " ".join(missing) + " (run scripts/setup)"
+    probe = f"cbprobe{secrets.token_hex(3)}"
+    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "cannot create network namespaces: " + r.stderr.strip()
+    subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
+    return None
+
+
+def _run(argv, timeout=30, check=True, **kw):
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r
+
+
+class Cluster:
+    """Use as a context manager: `with Cluster(hosts=4) as c: c.on(1, ["sinfo"])`."""
+
+    SUBNET = "10.77.0"
+
+    def __init__(self, hosts=4, cpus=2, partitions=None, node_weights=None):
+        self.nhosts = hosts
+        self.cpus = cpus
+        self.prefix = f"cb{secrets.token_hex(3)}"
+        self.names = [f"node{i}" for i in range(1, hosts + 1)]
+        # Extra partitions, name -> node list expression; "all" (every host) is the default.
+        self.partitions = partitions or {}
+        self.node_weights = node_weights or {}
+        self.dir = tempfile.mkdtemp(prefix=f"collbench-{self.prefix}-")
+        os.chmod(self.dir, 0o755)
+        self.conf = os.path.join(self.dir, "slurm.conf")
+        self.hosts_file = os.path.join(self.dir, "hosts")
+        self.netns = []
+        self.daemons = []  # (name, Popen)
+        self.env = dict(os.environ)
+        self.env["SLURM_CONF"] = self.conf
+        self.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        self.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+        self.ns_inodes = set()
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def __enter__(self):
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def ns(self, i):
+        return f"{self.prefix}h{i}"
+
+    def _start(self):
+        t0 = time.monotonic()
+        self._network()
+        self._munge()
+        self._slurm()
+        self.log(f"cluster {self.prefix} up in {time.monotonic() - t0:.1f} s ({self.dir})")
+
+    def _network(self):
+        br = f"{self.prefix}br"
+        _run(["ip", "netns", "add", br])
+        self.netns.append(br)
+        _run(["ip", "-n", br, "link", "add", "br0", "type", "bridge"])
+        _run(["ip", "-n", br, "link", "set", "br0", "up"])
+        _run(["ip", "-n", br, "link", "set", "lo", "up"])
+        lines = ["127.0.0.1 localhost"]
+        for i in range(1, self.nhosts + 1):
+            ns = self.ns(i)
+            _run(["ip", "netns", "add", ns])
+            self.netns.append(ns)
+            _run(["ip", "-n", br, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0",
+                  "netns", ns])
+            _run(["ip", "-n", br, "link", "set", f"p{i}", "master", "br0"])
+            _run(["ip", "-n", br, "link", "set", f"p{i}", "up"])
+            _run(["ip", "-n", ns, "addr", "add", f"{self.SUBNET}.{i}/24", "dev", "eth0"])
+            _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
+            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            lines.append(f"{self.SUBNET}.{i} node{i}")
+        for ns in self.netns:
+            self.ns_inodes.add(os.stat(f"/run/netns/{ns}").st_ino)
+        with open(self.hosts_file, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def _munge(self):
+        d = os.path.join(self.dir, "munge")
+        os.makedirs(d, mode=0o755)
+        key = os.path.join(d, "munge.key")
+        _run(["mungekey", "--create", f"--keyfile={key}"])
+        os.chmod(key, 0o600)
+        self.munge_socket = os.path.join(d, "munge.socket.2")
+        p = subprocess.Popen(["munged", "--foreground", f"--socket={self.munge_socket}",
+                              f"--key-file={key}", f"--pid-file={d}/munged.pid",
+                              f"--log-file={d}/munged.log", f"--seed-file={d}/munged.seed",
+                              "--force"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        self.daemons.append(("munged", p))
+        self._wait(lambda: os.path.exists(self.munge_socket), 10, "munged socket")
+
+    def _slurm(self):
+        d = self.dir
+        for sub in ["ctld", "spool", "tmp", "log"]:
+            os.makedirs(os.path.join(d, sub), exist_ok=True)
+        for n in self.names:
+            os.makedirs(os.path.join(d, "spool", n), exist_ok=True)
+            os.makedirs(os.path.join(d, "tmp", n), exist_ok=True)
+        nodes = f"node[1-{self.nhosts}]"
+        node_lines = []
+        for n in self.names:
+            w = self.node_weights.get(n, 1)
+            node_lines.append(f"NodeName={n} CPUs={self.cpus} RealMemory=2000 Weight={w} "
+                              "State=UNKNOWN")
+        parts = [f"PartitionName=all Nodes={nodes} Default=YES MaxTime=INFINITE State=UP"]
+        for name, expr in self.partitions.items():
+            parts.append(f"PartitionName={name} Nodes={expr} MaxTime=INFINITE State=UP")
+        conf = f"""ClusterName={self.prefix}
+SlurmctldHost=node1
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={self.munge_socket}
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={d}/ctld
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdSpoolDir={d}/spool/%n
+SlurmdPidFile={d}/slurmd-%n.pid
+SlurmdLogFile={d}/log/slurmd-%n.log
+TmpFS={d}/tmp/%n
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=pmix
+SchedulerParameters=sched_interval=1
+ReturnToService=2
+SlurmdParameters=config_overrides
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc={d}/jobcomp.txt
+KillWait=2
+MessageTimeout=10
+InactiveLimit=0
+{chr(10).join(node_lines)}
+{chr(10).join(parts)}
+"""
+        with open(self.conf, "w") as f:
+            f.write(conf)
+        ctld = self.popen_on(1, ["slurmctld", "-D", "-i"], log="slurmctld.out")
+        self.daemons.append(("slurmctld", ctld))
+        self._wait(lambda: self.on(1, ["scontrol", "ping"], check=False).returncode == 0, 20,
+                   "slurmctld to answer")
+        for i, n in enumerate(self.names, start=1):
+            p = self.popen_on(i, ["slurmd", "-D", "-N", n], log=f"slurmd-{n}.out")
+            self.daemons.append((f"slurmd {n}", p))
+
+        def all_idle():
+            r = self.on(1, ["sinfo", "-h", "-N", "-p", "all", "-o", "%N %t"], check=False)
+            states = [l.split()[1] for l in r.stdout.splitlines() if l.strip()]
+            return len(states) == self.nhosts and all(s == "idle" for s in states)
+
+        self._wait(all_idle, 30, "every slurmd to register idle")
+
+    def stop(self):
+        """Tears everything down; safe to call twice and after a failed start."""
+        # Jobs first, so that their steps are not left orphaned by the daemons' death.
+        if any(name == "slurmctld" and p.poll() is None for name, p in self.daemons):
+            r = self.on(1, ["squeue", "-h", "-o", "%A"], check=False, timeout=10)
+            ids = r.stdout.split()
+            if ids:
+                self.on(1, ["scancel", "--full"] + ids, check=False, timeout=10)
+        for name, p in reversed(self.daemons):
+            if p.poll() is None:
+                try:
+                    os.kill(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.log(f"{name} (pid {p.pid}) did not exit after SIGKILL")
+        self.daemons = []
+        self._kill_namespace_processes()
+        for ns in reversed(self.netns):
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        self.netns = []
+
+    def _kill_namespace_processes(self):
+        """Job steps, ranks and scripts that slurmd forked still live in the hosts' namespaces."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            left = []
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    if os.stat(f"/proc/{pid}/ns/net").st_ino in self.ns_inodes:
+                        left.append(int(pid))
+                except OSError:
+                    continue
+            if not left:
+                return
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        self.log("processes still alive in the cluster's namespaces after 10 s")
+
+    # --- running things on hosts -----------------------------------------------------------
+    def _wrap(self, host, argv):
+        script = ('hostname "$0"; mount --bind "$1" /etc/hosts; shift; exec "$@"')
+        return (["nsenter", f"--net=/run/netns/{self.ns(host)}", "unshare", "--uts", "--mount",
+                 "--propagation", "private", "sh", "-c", script, f"node{host}", self.hosts_file]
+                + list(argv))
+
+    def on(self, host, argv, env=None, check=True, timeout=60, cwd=None, input=None):
+        """Runs argv on host (1-based) and returns the CompletedProcess (text)."""
+        e = dict(self.env)
+        if env:
+            e.update(env)
+        r = subprocess.run(self._wrap(host, argv), capture_output=True, text=True, env=e,
+                           timeout=timeout, cwd=cwd, input=input)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"on node{host}: {' '.join(argv)} exited {r.returncode}\n"
+                               f"stdout: {r.stdout}\nstderr: {r.stderr}")
+        return r
+
+    def popen_on(self, host, argv, env=None, log=None, **kw):
+        e = dict(self.env)
+        if env:
+            e.update(env)
+        out = subprocess.DEVNULL
+        if log:
+            out = open(os.path.join(self.dir, "log", log), "w")
+        return subprocess.Popen(self._wrap(host, argv), env=e, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, **kw)
+
+    # --- shaping -----------------------------------------------------------------------------
+    def shape(self, host, rate="100mbit"):
+        """Limits host's link to `rate` on both ends (its eth0 and its bridge port)."""
+        for ns, dev in [(self.ns(host), "eth0"), (f"{self.prefix}br", f"p{host}")]:
+            _run(["nsenter", f"--net=/run/netns/{ns}", "tc", "qdisc", "add", "dev", dev, "root", "tbf",
+                  "rate", rate, "burst", "64kb", "latency", "50ms"])
+
+    # --- helpers -----------------------------------------------------------------------------
+    def logs(self):
+        """The daemons' logs, for a failing test's message."""
+        out = []
+        for root, _, files in os.walk(os.path.join(self.dir, "log")):
+            for f in sorted(files):
+                with open(os.path.join(root, f), errors="replace") as fh:
+                    text = fh.read()[-3000:]
+                out.append(f"--- {f}\n{text}")
+        return "\n".join(out)
+
+    @staticmethod
+    def log(msg):
+        print(f"[cluster] {msg}", file=sys.stderr, flush=True)
+
+    @staticmethod
+    def _wait(pred, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pred():
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+
+    def wait_jobs_done(self, timeout=120):
+        """Waits until the controller has no pending or running job."""
+        def empty():
+            r = self.on(1, ["squeue", "-h", "-o", "%i"], check=False)
+            return r.returncode == 0 and not r.stdout.strip()
+        self._wait(empty, timeout, "every job to finish")
+
+
+if __name__ == "__main__":
+    # A smoke check: python3 cbcluster.py  (builds the cluster, runs a 2-node job, tears down).
+    why = skip_reason()
+    if why:
+        print(f"skipped: {why}")
+        sys.exit(SKIP)
+    with Cluster() as c:
+        t = time.monotonic()
+        r = c.on(1, ["srun", "-N", "4", "--ntasks-per-node=2", "--mpi=pmix", "hostname"])
+        print(sorted(r.stdout.split()), f"{time.monotonic() - t:.1f} s")

@@ -1,0 +1,315 @@
+#!/usr/bin/python3
+"""collbench under a real mpirun: correctness on 2/3/4 ranks, bad input, and failures.
+
+Run one test: test_collbench_mpi.py Matrix.test_every_test_dtype_op_on_2_ranks
+Needs COLLBENCH (the binary), COLLBENCH_SCHEMA and COLLBENCH_CORRUPT_LIB in the environment.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+COLLBENCH = os.environ["COLLBENCH"]
+SCHEMA = os.environ["COLLBENCH_SCHEMA"]
+CORRUPT_LIB = os.environ.get("COLLBENCH_CORRUPT_LIB", "")
+
+TESTS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv",
+         "latency", "bw", "bibw"]
+POINT_TO_POINT = {"latency", "bw", "bibw"}
+REDUCING = {"all_reduce", "reduce_scatter", "reduce"}
+DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
+          "fp8_e4m3", "fp8_e5m2"]
+MPI_CANNOT_REDUCE = {"half", "bfloat16", "fp8_e4m3", "fp8_e5m2"}
+OPS = ["sum", "prod", "max", "min", "avg"]
+
+
+def mpirun(np, args, timeout=240, env=None, **kwargs):
+    cmd = ["mpirun", "-np", str(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"]
+    for key in (env or {}):
+        cmd += ["-x", key]
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run(cmd + [COLLBENCH] + args, capture_output=True, text=True, timeout=timeout,
+                          env=full_env, **kwargs)
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def validate(testcase, records):
+    """Every line against the checked-in JSON Schema."""
+    import jsonschema
+    with open(SCHEMA) as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft202012Validator(schema)
+    for i, record in enumerate(records):
+        errors = sorted(validator.iter_errors(record), key=lambda e: e.path)
+        testcase.assertFalse(errors, f"line {i + 1}: {[e.message for e in errors[:3]]}")
+
+
+class Workdir(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="collbench-mpi-")
+        self.jsonl = os.path.join(self.dir.name, "out.jsonl")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+
+class Matrix(Workdir):
+    def run_matrix(self, np):
+        args = ["all", "-d", "all", "-o", "all", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
+                "-c", "1", "-r", str(np - 1), "--backend", "mpi", "--timeout", "60", "--jsonl", self.jsonl]
+        p = mpirun(np, args)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        records = read_jsonl(self.jsonl)
+        validate(self, records)
+        context, rows = records[0], records[1:]
+        self.assertEqual(context["record"], "context")
+        self.assertEqual(context["nranks"], np)
+        self.assertEqual(context["backend"]["name"], "mpi")
+        self.assertTrue(context["libraries"]["mpi"].startswith("Open MPI"))
+        self.assertIn("# Wrong elements: 0 OK", p.stdout)
+        self.assertIn("# Peak busbw all_reduce:", p.stdout)
+        seen = set()
+        for row in rows:
+            self.assertEqual(row["run_id"], context["run_id"])
+            key = (row["test"], row["dtype"], row["op"])
+            seen.add(key)
+            if row["status"] == "unsupported":
+                self.assertIn(row["test"], REDUCING)
+                self.assertIn(row["dtype"], MPI_CANNOT_REDUCE)
+                self.assertIn("MPI has no", row["note"])
+                continue
+            self.assertEqual(row["status"], "ok", row)
+            self.assertEqual(row["wrong"], 0, row)
+            self.assertEqual(row["nranks"], np)
+            if row["test"] in ("broadcast", "reduce"):
+                self.assertEqual(row["root"], np - 1)
+        # Every combination was either measured or reported as unsupported: none skipped silently.
+        for test in TESTS:
+            for dtype in DTYPES:
+                for op in (OPS if test in REDUCING else [None]):
+                    self.assertIn((test, dtype, op), seen)
+        # Unsupported combinations are said on the console too.
+        self.assertIn("not measured: MPI has no half type", p.stdout)
+
+    def test_every_test_dtype_op_on_2_ranks(self):
+        self.run_matrix(2)
+
+    def test_every_test_dtype_op_on_3_ranks(self):
+        self.run_matrix(3)
+
+    def test_every_test_dtype_op_on_4_ranks(self):
+        self.run_matrix(4)
+
+    def test_single_process_without_launcher(self):
+        p = subprocess.run([COLLBENCH, "all_reduce,all_gather", "-b", "8", "-e", "1M", "-f", "16",
+                            "--backend", "mpi", "--jsonl", self.jsonl], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        records = read_jsonl(self.jsonl)
+        validate(self, records)
+        self.assertEqual(records[0]["nranks"], 1)
+        # One rank: nothing crosses a bus.
+        self.assertTrue(all(r["busbw_gbps"] == 0 for r in records[1:] if r["test"] == "all_reduce"))
+
+
+class Modes(Workdir):
+    def test_all_pairs_point_to_point(self):
+        p = mpirun(4, ["latency,bw,bibw", "--pairs", "all", "-b", "8", "-e", "64K", "-f", "16", "--window", "8",
+                       "--backend", "mpi", "--jsonl", self.jsonl])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = read_jsonl(self.jsonl)[1:]
+        pairs = {tuple(r["pair"]) for r in rows}
+        self.assertEqual(pairs, {(0, 2), (1, 3)})
+        for r in rows:
+            self.assertEqual(r["wrong"], 0)
+            self.assertIn(r["slowest_rank"], r["pair"])
+            self.assertEqual(r["window"], None if r["test"] == "latency" else 8)
+        self.assertIn("0-2", p.stdout)
+        self.assertIn("1-3", p.stdout)
+
+    def test_blocking_mode_and_mean_aggregate(self):
+        p = mpirun(3, ["all_reduce,sendrecv", "-b", "1K", "-e", "64K", "-f", "4", "-z", "1", "-a", "1", "-n", "7",
+                       "--backend", "mpi", "--jsonl", self.jsonl])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        records = read_jsonl(self.jsonl)
+        self.assertEqual(records[0]["options"]["mode"], "blocking")
+        self.assertEqual(records[0]["options"]["aggregate"], "mean")
+        for r in records[1:]:
+            self.assertEqual(r["mode"], "blocking")
+            self.assertEqual(r["time_us"]["per_iteration"]["n"], 7)
+            self.assertAlmostEqual(r["time_us"]["reported"], r["time_us"]["mean"])
+            self.assertLessEqual(r["time_us"]["fastest"], r["time_us"]["mean"])
+            self.assertLessEqual(r["time_us"]["mean"], r["time_us"]["slowest"])
+
+    def test_rooted_collectives_with_last_rank_as_root(self):
+        p = mpirun(4, ["broadcast,reduce", "-r", "3", "-d", "int32,double", "-o", "all", "-b", "4", "-e", "16K",
+                       "-f", "4", "--backend", "mpi", "--jsonl", self.jsonl])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = read_jsonl(self.jsonl)[1:]
+        self.assertTrue(rows)
+        self.assertTrue(all(r["root"] == 3 and r["wrong"] == 0 for r in rows))
+
+
+class BadInput(Workdir):
+    def expect_usage_error(self, np, args, must_mention):
+        p = mpirun(np, args + ["--backend", "mpi", "--jsonl", self.jsonl], timeout=120)
+        self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+        ours = [line for line in p.stderr.splitlines() if line.startswith("collbench:")]
+        self.assertEqual(len(ours), 1, f"{args}: one line expected, got {ours}")
+        for text in must_mention:
+            self.assertIn(text, ours[0], args)
+        self.assertFalse(os.path.exists(self.jsonl), f"{args}: no partial JSONL")
+        self.assertNotIn("core dumped", p.stderr)
+        self.assertNotIn("Segmentation", p.stderr)
+
+    def test_each_bad_input_exits_2_with_one_line(self):
+        cases = [
+            (2, ["-b", "1G", "-e", "1K"], ["-b 1G", "-e 1K"]),
+            (2, ["-f", "1"], ["-f 1", "at least 2"]),
+            (2, ["-f", "0"], ["-f 0"]),
+            (2, ["-n", "0"], ["-n 0"]),
+            (2, ["-d", "float17"], ["float17", "bfloat16"]),
+            (2, ["-o", "foo"], ["foo", "sum, prod, max, min, avg"]),
+            (2, ["all_reduse"], ["all_reduse", "reduce_scatter"]),
+            (4, ["broadcast", "-r", "9"], ["-r 9", "0 to 3"]),
+            (1, ["latency"], ["latency", "at least 2 ranks"]),
+            (2, ["-b", "-8"], ["-b -8", "K/M/G"]),
+            (2, ["-e", "lots"], ["-e lots"]),
+            (2, ["all_reduce", "-d", "half"], ["-d half", "MPI has no half"]),
+        ]
+        for np, args, mention in cases:
+            with self.subTest(args=args):
+                self.expect_usage_error(np, args, mention)
+
+    def test_size_that_cannot_fit_in_memory(self):
+        # Checked before anything is allocated: no attempt, no core dump, a suggestion that fits.
+        self.expect_usage_error(2, ["all_gather", "-b", "1M", "-e", "64T"], ["-e 64 TiB", "lower -e", "fits"])
+
+    def test_unwritable_jsonl(self):
+        p = mpirun(2, ["-b", "8", "-e", "8", "--backend", "mpi", "--jsonl", "/nonexistent-dir/out.jsonl"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("/nonexistent-dir/out.jsonl", p.stderr)
+
+
+def rank_pid(launcher_pid, rank):
+    """The pid of collbench rank `rank` started by this mpirun."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if COLLBENCH.encode() in cmd and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env \
+                and f"COLLBENCH_TEST_LAUNCHER={launcher_pid}".encode() in env:
+            return int(pid)
+    return None
+
+
+class Failures(Workdir):
+    def start(self, np, args):
+        env = dict(os.environ, COLLBENCH_TEST_LAUNCHER=str(os.getpid()))
+        cmd = ["mpirun", "-np", str(np), "--oversubscribe", "-x", "COLLBENCH_TEST_LAUNCHER", COLLBENCH] + args
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def wait_for_rows(self, proc, rows):
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if os.path.exists(self.jsonl) and sum(1 for _ in open(self.jsonl)) >= rows:
+                return
+            self.assertIsNone(proc.poll(), "the run ended before the fault was injected")
+            time.sleep(0.05)
+        self.fail("no results appeared")
+
+    def signal_rank(self, rank, sig):
+        pid = None
+        deadline = time.time() + 10
+        while pid is None and time.time() < deadline:
+            pid = rank_pid(os.getpid(), rank)
+        self.assertIsNotNone(pid, f"rank {rank} not found")
+        os.kill(pid, sig)
+        return pid
+
+    def finish(self, proc, timeout):
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            self.fail("the job hung")
+        return proc.returncode, out, err
+
+    def assert_results_intact(self, minimum_rows):
+        with open(self.jsonl) as f:
+            lines = f.read().splitlines()
+        self.assertGreaterEqual(len(lines), minimum_rows)
+        records = [json.loads(line) for line in lines]  # every line parses
+        validate(self, records)
+
+    def test_wrong_data_exits_1_and_names_the_mismatch(self):
+        env = {"LD_PRELOAD": CORRUPT_LIB, "COLLBENCH_TEST_CORRUPT_RANK": "1"}
+        p = mpirun(3, ["all_reduce,all_gather", "-b", "1K", "-e", "4K", "-f", "4", "--backend", "mpi",
+                       "--jsonl", self.jsonl], env=env)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("first mismatch in all_reduce", p.stderr)
+        self.assertIn("rank 1", p.stderr)
+        self.assertIn("element 0", p.stderr)
+        self.assertIn("# Wrong elements:", p.stdout)
+        self.assertIn("FAILED", p.stdout)
+        rows = read_jsonl(self.jsonl)[1:]
+        for r in rows:
+            if r["test"] == "all_reduce":
+                self.assertEqual(r["status"], "wrong")
+                self.assertGreater(r["wrong"], 0)
+            else:
+                self.assertEqual(r["status"], "ok", "all_gather does not use MPI_Allreduce")
+
+    def test_stopped_rank_times_out_with_exit_3(self):
+        proc = self.start(3, ["all_reduce", "-b", "8", "-e", "16M", "-f", "2", "-d", "all", "-o", "all", "-n",
+                              "300", "--timeout", "2", "--backend", "mpi", "--jsonl", self.jsonl])
+        self.wait_for_rows(proc, 6)
+        stopped = self.signal_rank(2, signal.SIGSTOP)
+        try:
+            code, out, err = self.finish(proc, 60)
+        finally:
+            try:
+                os.kill(stopped, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.assertEqual(code, 3, err)
+        reports = [line for line in err.splitlines() if line.startswith("collbench: rank")]
+        # Both live ranks report the step that hung and who had not arrived.
+        for rank in (0, 1):
+            mine = [line for line in reports if line.startswith(f"collbench: rank {rank} ")]
+            self.assertTrue(any("timeout" in line and "all_reduce" in line and " B)" in line for line in mine),
+                            err)
+            self.assertTrue(any("not arrived: rank 2" in line for line in mine), err)
+        self.assert_results_intact(6)
+
+    def test_killed_rank_does_not_hang_the_job(self):
+        for timeout in ("0", "30"):  # with the watchdog off, the launcher alone must end the job
+            with self.subTest(timeout=timeout):
+                if os.path.exists(self.jsonl):
+                    os.remove(self.jsonl)
+                proc = self.start(3, ["all_reduce", "-b", "8", "-e", "16M", "-f", "2", "-d", "all", "-o", "all",
+                                      "-n", "300", "--timeout", timeout, "--backend", "mpi", "--jsonl", self.jsonl])
+                self.wait_for_rows(proc, 6)
+                self.signal_rank(1, signal.SIGKILL)
+                code, _, _ = self.finish(proc, 60)
+                self.assertNotEqual(code, 0)
+                self.assert_results_intact(6)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2)

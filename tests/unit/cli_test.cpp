@@ -1,0 +1,178 @@
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "collbench/cli.h"
+#include "collbench/error.h"
+#include "collectives/collectives.h"
+
+namespace collbench {
+namespace {
+
+ParseResult parse(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"collbench"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data(), all_specs());
+}
+
+/// The usage error message for `args`; fails the test when parsing succeeds.
+std::string usage_error(std::initializer_list<const char*> args) {
+  try {
+    parse(args);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    const std::string message = e.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+    return message;
+  }
+  ADD_FAILURE() << "expected a usage error";
+  return "";
+}
+
+TEST(Cli, DefaultsMatchNcclTestsExceptTheAggregate) {
+  const Options o = parse({}).options;
+  EXPECT_EQ(o.tests, std::vector<std::string>{"all_reduce"});
+  EXPECT_EQ(o.min_bytes, 32u << 20);
+  EXPECT_EQ(o.max_bytes, 32u << 20);
+  EXPECT_EQ(o.iters, 20);
+  EXPECT_EQ(o.warmup, 5);
+  EXPECT_EQ(o.check, 1);
+  EXPECT_EQ(o.dtypes, std::vector<DType>{DType::kFloat});
+  EXPECT_EQ(o.ops, std::vector<ReduceOp>{ReduceOp::kSum});
+  EXPECT_EQ(o.aggregate, RankAggregate::kSlowest);
+  EXPECT_EQ(o.timeout_s, 300);
+}
+
+TEST(Cli, NcclTestsShortOptions) {
+  const Options o = parse({"all_reduce,all_gather", "-b", "8", "-e", "256M", "-f", "2", "-n", "50", "-w", "3",
+                           "-c", "0", "-d", "half", "-o", "max", "-r", "1", "-z", "1", "-a", "1"})
+                        .options;
+  EXPECT_EQ(o.tests, (std::vector<std::string>{"all_reduce", "all_gather"}));
+  EXPECT_EQ(o.min_bytes, 8u);
+  EXPECT_EQ(o.max_bytes, 256u << 20);
+  EXPECT_EQ(o.step_factor, 2u);
+  EXPECT_EQ(o.iters, 50);
+  EXPECT_EQ(o.warmup, 3);
+  EXPECT_EQ(o.check, 0);
+  EXPECT_EQ(o.dtypes, std::vector<DType>{DType::kHalf});
+  EXPECT_EQ(o.ops, std::vector<ReduceOp>{ReduceOp::kMax});
+  EXPECT_EQ(o.root, 1);
+  EXPECT_TRUE(o.blocking);
+  EXPECT_EQ(o.aggregate, RankAggregate::kMean);
+}
+
+TEST(Cli, LongOptionsAndAttachedValues) {
+  const Options o = parse({"bw", "--minbytes=1K", "--maxbytes", "1M", "--iters", "7", "--warmup", "0",
+                           "--backend", "mpi", "--jsonl", "out.jsonl", "--timeout", "2.5", "--pairs", "all",
+                           "--window", "16", "-i", "64K"})
+                        .options;
+  EXPECT_EQ(o.min_bytes, 1024u);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_EQ(o.warmup, 0);
+  EXPECT_EQ(o.backend, "mpi");
+  EXPECT_EQ(o.jsonl, "out.jsonl");
+  EXPECT_DOUBLE_EQ(o.timeout_s, 2.5);
+  EXPECT_EQ(o.pairs, PairMode::kAll);
+  EXPECT_EQ(o.window, 16);
+  EXPECT_EQ(o.step_bytes, 64u << 10);
+  EXPECT_EQ(parse({"-b8", "-e16"}).options.max_bytes, 16u);
+}
+
+TEST(Cli, AllExpandsTestsDtypesAndOps) {
+  const Options o = parse({"all", "-d", "all", "-o", "all"}).options;
+  EXPECT_EQ(o.tests.size(), all_specs().size());
+  EXPECT_EQ(o.dtypes.size(), all_dtypes().size());
+  EXPECT_TRUE(o.all_dtypes);
+  EXPECT_EQ(o.ops.size(), 5u);
+  EXPECT_EQ(parse({"-d", "float,half"}).options.dtypes, (std::vector<DType>{DType::kFloat, DType::kHalf}));
+}
+
+TEST(Cli, HelpAndVersionAreTextsNotErrors) {
+  const ParseResult help = parse({"--help"});
+  EXPECT_NE(help.exit_text.find("Examples:"), std::string::npos);
+  EXPECT_NE(help.exit_text.find("mpirun -np"), std::string::npos);
+  EXPECT_NE(help.exit_text.find("powers of 1024"), std::string::npos);
+  EXPECT_FALSE(parse({"--version"}).exit_text.empty());
+}
+
+TEST(Cli, SizesInTheWrongOrder) {
+  const std::string m = usage_error({"-b", "1G", "-e", "1K"});
+  EXPECT_NE(m.find("-b 1G"), std::string::npos) << m;
+  EXPECT_NE(m.find("-e 1K"), std::string::npos) << m;
+}
+
+TEST(Cli, FactorBelowTwo) {
+  for (const char* f : {"1", "0", "-2", "x", "1.5"}) {
+    const std::string m = usage_error({"-f", f});
+    EXPECT_NE(m.find("-f"), std::string::npos) << m;
+    EXPECT_NE(m.find("at least 2"), std::string::npos) << m;
+  }
+}
+
+TEST(Cli, ZeroIterations) { EXPECT_NE(usage_error({"-n", "0"}).find("-n 0"), std::string::npos); }
+
+TEST(Cli, UnknownDtypeListsTheAcceptedOnes) {
+  const std::string m = usage_error({"-d", "float17"});
+  EXPECT_NE(m.find("float17"), std::string::npos);
+  EXPECT_NE(m.find("bfloat16"), std::string::npos) << m;
+}
+
+TEST(Cli, UnknownOp) {
+  const std::string m = usage_error({"-o", "foo"});
+  EXPECT_NE(m.find("foo"), std::string::npos);
+  EXPECT_NE(m.find("sum, prod, max, min, avg"), std::string::npos) << m;
+}
+
+TEST(Cli, UnknownTestListsTheKnownOnes) {
+  const std::string m = usage_error({"all_reduse"});
+  EXPECT_NE(m.find("all_reduse"), std::string::npos);
+  EXPECT_NE(m.find("reduce_scatter"), std::string::npos) << m;
+}
+
+TEST(Cli, NegativeAndUnparseableSizes) {
+  for (auto args : {std::initializer_list<const char*>{"-b", "-8"}, {"-e", "abc"}, {"-b", "1X"}, {"-e", "-1K"},
+                    {"-i", "0"}}) {
+    const std::string m = usage_error(args);
+    EXPECT_FALSE(m.empty());
+  }
+  EXPECT_NE(usage_error({"-e", "12Q"}).find("12Q"), std::string::npos);
+}
+
+TEST(Cli, UnknownOptionAndMissingValue) {
+  EXPECT_NE(usage_error({"--frobnicate"}).find("frobnicate"), std::string::npos);
+  EXPECT_NE(usage_error({"-b"}).find("minbytes"), std::string::npos);
+  EXPECT_FALSE(usage_error({"--timeout", "-1"}).empty());
+  EXPECT_FALSE(usage_error({"--backend", "gloo"}).empty());
+  EXPECT_FALSE(usage_error({"--pairs", "some"}).empty());
+  EXPECT_FALSE(usage_error({"-G", "3", "-z", "1"}).empty());
+}
+
+TEST(Cli, RootMustBeARankOfTheJob) {
+  const Options o = parse({"broadcast", "-r", "9"}).options;
+  try {
+    validate_for_world(o, 4, all_specs());
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("-r 9"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("0 to 3"), std::string::npos);
+  }
+  EXPECT_NO_THROW(validate_for_world(o, 10, all_specs()));
+}
+
+TEST(Cli, PointToPointNeedsTwoRanks) {
+  const Options o = parse({"latency"}).options;
+  try {
+    validate_for_world(o, 1, all_specs());
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("at least 2 ranks"), std::string::npos);
+  }
+  EXPECT_NO_THROW(validate_for_world(parse({"all_reduce"}).options, 1, all_specs()));
+}
+
+}  // namespace
+}  // namespace collbench

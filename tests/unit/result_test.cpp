@@ -1,0 +1,72 @@
+#include <gtest/gtest.h>
+
+#include "collbench/result.h"
+
+namespace collbench {
+namespace {
+
+ResultRow sample_row() {
+  ResultRow r;
+  r.run_id = "00000000000000aa";
+  r.test = "all_gather";
+  r.backend = "mpi";
+  r.dtype = DType::kBfloat16;
+  r.bytes = 4096;
+  r.count = 512;
+  r.nranks = 4;
+  r.nodes = 2;
+  r.placement = Placement::kInPlace;
+  r.mode = "batch";
+  r.iterations = 20;
+  r.warmup = 5;
+  r.time_us.reported = r.time_us.slowest = 12.5;
+  r.time_us.mean = 11;
+  r.time_us.fastest = 10;
+  r.time_us.per_iteration = Summary{20, 9, 12, 20, 21, 12.6, 0.1};
+  r.algbw_gbps = 0.32768;
+  r.busbw_gbps = 0.24576;
+  r.slowest_rank = 3;
+  r.slowest_host = "node2";
+  r.wrong = 0;
+  return r;
+}
+
+TEST(ResultJson, CarriesSchemaAndEveryField) {
+  const auto j = to_json(sample_row());
+  EXPECT_EQ(j["schema"]["name"], "collbench-results");
+  EXPECT_EQ(j["schema"]["version"], kSchemaVersion);
+  EXPECT_EQ(j["record"], "result");
+  EXPECT_EQ(j["dtype"], "bfloat16");
+  EXPECT_TRUE(j["op"].is_null()) << "all_gather does not reduce";
+  EXPECT_TRUE(j["root"].is_null());
+  EXPECT_EQ(j["placement"], "in-place");
+  EXPECT_EQ(j["time_us"]["reported"], 12.5);
+  EXPECT_EQ(j["time_us"]["per_iteration"]["p99"], 20);
+  EXPECT_EQ(j["slowest_host"], "node2");
+  EXPECT_EQ(j["wrong"], 0);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_TRUE(j["pair"].is_null());
+  EXPECT_FALSE(j.contains("note"));
+}
+
+TEST(ResultJson, UncheckedPairedAndUnsupportedRows) {
+  ResultRow r = sample_row();
+  r.wrong.reset();
+  r.pair = std::make_pair(1, 3);
+  r.op = ReduceOp::kAvg;
+  auto j = to_json(r);
+  EXPECT_TRUE(j["wrong"].is_null());
+  EXPECT_EQ(j["pair"], nlohmann::json::array({1, 3}));
+  EXPECT_EQ(j["op"], "avg");
+
+  r.status = RowStatus::kUnsupported;
+  r.note = "MPI has no half type to reduce";
+  j = to_json(r);
+  EXPECT_EQ(j["status"], "unsupported");
+  EXPECT_TRUE(j["time_us"].is_null());
+  EXPECT_TRUE(j["busbw_gbps"].is_null());
+  EXPECT_EQ(j["note"], "MPI has no half type to reduce");
+}
+
+}  // namespace
+}  // namespace collbench

@@ -1,0 +1,308 @@
+// The runner end to end on in-process thread ranks: every test, dtype and op verified; faults
+// are caught; cross-rank aggregation names the slowest rank; point-to-point pairing; notes.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "collbench/error.h"
+#include "collbench/runner.h"
+#include "collbench/sizes.h"
+#include "collectives/collectives.h"
+#include "decorators.h"
+#include "thread_world.h"
+
+namespace collbench {
+namespace {
+
+using testing::Faults;
+using testing::FaultyBackend;
+using testing::ThreadWorld;
+
+class CollectingReporter : public Reporter {
+ public:
+  void context(const nlohmann::json&) override {}
+  void row(const ResultRow& row) override { rows.push_back(row); }
+  void note(std::string_view text) override { notes.emplace_back(text); }
+  void end_size() override { ++sizes; }
+  std::vector<ResultRow> rows;
+  std::vector<std::string> notes;
+  int sizes = 0;
+};
+
+struct JobResult {
+  RunTotals totals;
+  CollectingReporter reporter;  // rank 0's
+};
+
+Options small_options(std::vector<std::string> tests) {
+  Options o;
+  o.tests = std::move(tests);
+  o.min_bytes = 8;
+  o.max_bytes = 4096;
+  o.step_factor = 8;
+  o.iters = 3;
+  o.warmup = 1;
+  o.check = 1;
+  o.timeout_s = 0;
+  return o;
+}
+
+std::vector<const CollectiveSpec*> specs_of(const Options& o) {
+  std::vector<const CollectiveSpec*> out;
+  for (const auto& t : o.tests) out.push_back(find_spec(all_specs(), t));
+  return out;
+}
+
+/// Runs `options` on `nranks` thread ranks; `faults(rank)` says what to break on each rank.
+JobResult run_job(int nranks, const Options& options, const std::function<Faults(int)>& faults = nullptr,
+                  std::vector<std::string> hosts = {}) {
+  ThreadWorld world(nranks, std::move(hosts));
+  JobResult result;
+  std::vector<RunTotals> totals(static_cast<std::size_t>(nranks));
+  world.run([&](int rank) {
+    auto bootstrap = world.make_bootstrap(rank);
+    FaultyBackend backend(world.make_backend(rank), faults ? faults(rank) : Faults{});
+    CollectingReporter ignored;
+    Reporter& reporter = rank == 0 ? static_cast<Reporter&>(result.reporter) : ignored;
+    preflight(options, *bootstrap, backend, specs_of(options));
+    Runner runner(options, *bootstrap, backend, reporter, nullptr, "0123456789abcdef");
+    totals[static_cast<std::size_t>(rank)] = runner.run(specs_of(options));
+  });
+  for (const auto& t : totals) EXPECT_EQ(t.wrong, totals.front().wrong) << "every rank learns the total";
+  result.totals = totals.front();
+  return result;
+}
+
+std::size_t expected_rows(const Options& o, int nranks) {
+  std::size_t rows = 0;
+  for (const auto* spec : specs_of(o)) {
+    const std::size_t ops = spec->reduces ? o.ops.size() : 1;
+    for (DType t : o.dtypes) {
+      for (std::uint64_t size : size_sequence(o.min_bytes, o.max_bytes, o.step_factor, o.step_bytes)) {
+        if (spec->layout(size / size_of(t), nranks).param_count == 0) continue;
+        const std::size_t pairs =
+            spec->kind == TestKind::kPointToPoint ? (o.pairs == PairMode::kAll ? nranks / 2 : 1) : 1;
+        rows += ops * pairs * (spec->has_in_place ? 2 : 1);
+      }
+    }
+  }
+  return rows;
+}
+
+class EveryCombination : public ::testing::TestWithParam<int> {};
+
+TEST_P(EveryCombination, VerifiesEveryTestDtypeAndOp) {
+  const int n = GetParam();
+  Options o = small_options({});
+  for (const auto* spec : all_specs()) {
+    if (spec->kind == TestKind::kCollective || n >= 2) o.tests.emplace_back(spec->name);
+  }
+  o.dtypes.assign(all_dtypes().begin(), all_dtypes().end());
+  o.all_dtypes = true;
+  o.ops.assign(all_ops().begin(), all_ops().end());
+  o.root = n - 1;
+  const JobResult r = run_job(n, o);
+  EXPECT_EQ(r.totals.wrong, 0);
+  ASSERT_EQ(r.reporter.rows.size(), expected_rows(o, n));
+  for (const auto& row : r.reporter.rows) {
+    EXPECT_EQ(row.status, RowStatus::kOk) << row.test << " " << name(row.dtype);
+    ASSERT_TRUE(row.wrong);
+    EXPECT_EQ(*row.wrong, 0);
+    EXPECT_EQ(row.nranks, n);
+    EXPECT_GT(row.time_us.reported, 0);
+    EXPECT_EQ(row.time_us.per_iteration.n, 3u);
+    if (row.test == "broadcast" || row.test == "reduce") {
+      EXPECT_EQ(row.root, n - 1);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, EveryCombination, ::testing::Values(1, 2, 3, 4));
+
+TEST(Runner, CorruptedOutputIsCountedAndLocated) {
+  Options o = small_options({"all_reduce"});
+  o.min_bytes = o.max_bytes = 1024;
+  const JobResult r = run_job(3, o, [](int rank) {
+    Faults f;
+    if (rank == 1) {
+      f.corrupt = Primitive::kAllReduce;
+      f.corrupt_index = 3;
+    }
+    return f;
+  });
+  EXPECT_EQ(r.totals.wrong, 2) << "one element on rank 1, out-of-place and in-place";
+  ASSERT_EQ(r.reporter.rows.size(), 2u);
+  for (const auto& row : r.reporter.rows) {
+    EXPECT_EQ(row.status, RowStatus::kWrong);
+    EXPECT_EQ(*row.wrong, 1);
+  }
+  ASSERT_FALSE(r.reporter.notes.empty());
+  EXPECT_NE(r.reporter.notes.front().find("rank 1"), std::string::npos) << r.reporter.notes.front();
+  EXPECT_NE(r.reporter.notes.front().find("element 3"), std::string::npos) << r.reporter.notes.front();
+  EXPECT_NE(r.totals.first_mismatch.find("rank 1"), std::string::npos);
+}
+
+TEST(Runner, OutputTheLibraryNeverWroteIsWrong) {
+  Options o = small_options({"all_gather"});
+  o.min_bytes = o.max_bytes = 4096;
+  o.dtypes = {DType::kInt32};
+  const JobResult r = run_job(4, o, [](int rank) {
+    Faults f;
+    if (rank == 2) f.drop_output = Primitive::kAllGather;
+    return f;
+  });
+  // Out-of-place: all 1024 gathered elements on rank 2 are still poison. In place, rank 2's own
+  // block (256 elements) was its input and is already right.
+  EXPECT_EQ(r.totals.wrong, 1024 + 768);
+}
+
+TEST(Runner, HeadlineIsTheSlowestRankAndNamesItsHost) {
+  Options o = small_options({"all_reduce"});
+  o.min_bytes = o.max_bytes = 1024;
+  const JobResult r = run_job(
+      4, o,
+      [](int rank) {
+        Faults f;
+        if (rank == 2) f.clock_scale = 1000.0;
+        return f;
+      },
+      {"node1", "node1", "node2", "node2"});
+  ASSERT_EQ(r.reporter.rows.size(), 2u);
+  for (const auto& row : r.reporter.rows) {
+    EXPECT_EQ(row.slowest_rank, 2);
+    EXPECT_EQ(row.slowest_host, "node2");
+    EXPECT_DOUBLE_EQ(row.time_us.reported, row.time_us.slowest);
+    EXPECT_GT(row.time_us.slowest, 10 * row.time_us.fastest);
+    EXPECT_GT(row.time_us.mean, row.time_us.fastest);
+    EXPECT_LT(row.time_us.mean, row.time_us.slowest);
+    EXPECT_GE(row.time_us.per_iteration.max, row.time_us.per_iteration.min);
+    // Bandwidths come from the reported time and nccl-tests' byte count and factor.
+    EXPECT_NEAR(row.algbw_gbps, 1024 / (row.time_us.reported * 1e-6) / 1e9, 1e-9);
+    EXPECT_NEAR(row.busbw_gbps, row.algbw_gbps * 2 * 3 / 4.0, 1e-9);
+    EXPECT_EQ(row.nodes, 2);
+  }
+}
+
+TEST(Runner, AggregateOptionChoosesWhatIsReported) {
+  Options o = small_options({"all_reduce"});
+  o.min_bytes = o.max_bytes = 1024;
+  auto slow_rank_1 = [](int rank) {
+    Faults f;
+    if (rank == 1) f.clock_scale = 100.0;
+    return f;
+  };
+  o.aggregate = RankAggregate::kMean;
+  const auto mean = run_job(2, o, slow_rank_1).reporter.rows.front();
+  EXPECT_DOUBLE_EQ(mean.time_us.reported, mean.time_us.mean);
+  o.aggregate = RankAggregate::kFastest;
+  const auto fastest = run_job(2, o, slow_rank_1).reporter.rows.front();
+  EXPECT_DOUBLE_EQ(fastest.time_us.reported, fastest.time_us.fastest);
+  o.aggregate = RankAggregate::kRank0;
+  const auto rank0 = run_job(2, o, slow_rank_1).reporter.rows.front();
+  EXPECT_DOUBLE_EQ(rank0.time_us.reported, rank0.time_us.fastest);
+}
+
+TEST(Runner, BlockingModeTimesEachOperation) {
+  Options o = small_options({"broadcast", "sendrecv"});
+  o.blocking = true;
+  o.iters = 5;
+  const JobResult r = run_job(3, o);
+  EXPECT_EQ(r.totals.wrong, 0);
+  for (const auto& row : r.reporter.rows) {
+    EXPECT_EQ(row.mode, "blocking");
+    EXPECT_EQ(row.time_us.per_iteration.n, 5u);
+  }
+}
+
+TEST(Runner, AllPairsReportsEachPair) {
+  Options o = small_options({"latency", "bw", "bibw"});
+  o.pairs = PairMode::kAll;
+  o.window = 4;
+  const JobResult r = run_job(5, o);  // rank 4 sits out
+  EXPECT_EQ(r.totals.wrong, 0);
+  ASSERT_EQ(r.reporter.rows.size(), expected_rows(o, 5));
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& row : r.reporter.rows) {
+    ASSERT_TRUE(row.pair);
+    pairs.insert(*row.pair);
+    EXPECT_TRUE(row.slowest_rank == row.pair->first || row.slowest_rank == row.pair->second);
+    EXPECT_EQ(row.window, row.test == "latency" ? 0 : 4);
+  }
+  EXPECT_EQ(pairs, (std::set<std::pair<int, int>>{{0, 2}, {1, 3}}));
+}
+
+TEST(Runner, DefaultPairIsZeroAndOne) {
+  const JobResult r = run_job(4, small_options({"bw"}));
+  for (const auto& row : r.reporter.rows) EXPECT_EQ(row.pair, std::make_pair(0, 1));
+}
+
+TEST(Runner, SizesBelowOneElementPerRankAreSkippedWithANote) {
+  Options o = small_options({"all_gather"});
+  o.min_bytes = 8;
+  o.max_bytes = 64;
+  const JobResult r = run_job(4, o);
+  ASSERT_EQ(r.reporter.notes.size(), 1u);
+  EXPECT_NE(r.reporter.notes[0].find("8 B"), std::string::npos) << r.reporter.notes[0];
+  EXPECT_EQ(r.reporter.rows.front().bytes, 64u);
+}
+
+TEST(Runner, UnsupportedCombinationsAreReportedNotSkippedSilently) {
+  Options o = small_options({"all_reduce"});
+  o.dtypes = {DType::kFloat, DType::kHalf};
+  o.all_dtypes = true;
+  const JobResult r = run_job(2, o, [](int) {
+    Faults f;
+    f.refuse_dtype = DType::kHalf;
+    return f;
+  });
+  int unsupported = 0;
+  for (const auto& row : r.reporter.rows) {
+    if (row.status == RowStatus::kUnsupported) {
+      ++unsupported;
+      EXPECT_EQ(row.dtype, DType::kHalf);
+      EXPECT_EQ(row.note, "refused by the test");
+    }
+  }
+  EXPECT_EQ(unsupported, 1);
+  EXPECT_EQ(r.totals.unsupported, 1);
+}
+
+TEST(Preflight, ExplicitlyRequestedUnsupportedDtypeIsAUsageError) {
+  Options o = small_options({"all_reduce"});
+  o.dtypes = {DType::kHalf};
+  try {
+    run_job(2, o, [](int) {
+      Faults f;
+      f.refuse_dtype = DType::kHalf;
+      return f;
+    });
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("-d half"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Preflight, BuffersThatDoNotFitAreRefusedBeforeAllocating) {
+  Options o = small_options({"all_reduce"});
+  o.max_bytes = 1 << 20;  // needs 2 MiB per rank
+  try {
+    run_job(2, o, [](int rank) {
+      Faults f;
+      f.available_bytes = rank == 1 ? (1u << 20) : (1u << 30);
+      return f;
+    }, {"big", "small"});
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    const std::string m = e.what();  // rank 0's message (the job rethrows rank order)
+    EXPECT_NE(m.find("-e 1 MiB"), std::string::npos) << m;
+    EXPECT_NE(m.find("small"), std::string::npos) << m;
+    EXPECT_NE(m.find("-e 512 KiB fits"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace collbench

@@ -1,0 +1,88 @@
+// The watchdog's hang report, with real side-channel sockets between thread ranks.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "collbench/watchdog.h"
+#include "thread_world.h"
+
+namespace collbench {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Reports {
+  std::mutex mutex;
+  std::map<int, std::string> by_rank;
+  void add(int rank, const std::string& text) {
+    std::lock_guard lock(mutex);
+    by_rank[rank] = text;
+  }
+};
+
+TEST(Watchdog, NamesTheStepAndTheRanksThatHaveNotArrived) {
+  testing::ThreadWorld world(3, {"node1", "node2", "node3"});
+  Reports reports;
+  world.run([&](int rank) {
+    auto bootstrap = world.make_bootstrap(rank);
+    Watchdog watchdog(*bootstrap, 0.3, [&, rank](const std::string& report) { reports.add(rank, report); });
+    watchdog.arm("all_reduce 1 MiB: warm-up", 1);
+    watchdog.progress();
+    watchdog.disarm();
+    if (rank != 2) {
+      watchdog.arm("all_reduce 1 MiB float sum out-of-place: timed iterations", 1);  // and hang here
+    }
+    std::this_thread::sleep_for(3500ms);
+  });
+  ASSERT_EQ(reports.by_rank.size(), 2u) << "ranks 0 and 1 hung; rank 2 never armed";
+  for (int rank : {0, 1}) {
+    const std::string& r = reports.by_rank[rank];
+    EXPECT_NE(r.find("timed iterations"), std::string::npos) << r;
+    EXPECT_NE(r.find("not arrived: rank 2 (node3: still in all_reduce 1 MiB: warm-up)"), std::string::npos) << r;
+    EXPECT_NE(r.find("waiting in this step: ranks"), std::string::npos) << r;
+    EXPECT_NE(r.find("0.3 s"), std::string::npos) << r;
+  }
+}
+
+TEST(Watchdog, ARankThatStoppedAnsweringIsNotResponding) {
+  testing::ThreadWorld world(3, {"a", "b", "c"});
+  Reports reports;
+  world.run([&](int rank) {
+    auto bootstrap = world.make_bootstrap(rank);
+    auto watchdog = std::make_unique<Watchdog>(*bootstrap, 0.3,
+                                               [&, rank](const std::string& report) { reports.add(rank, report); });
+    bootstrap->barrier();
+    if (rank == 1) {
+      watchdog.reset();  // its side channel closes, as if the process were gone
+      return;
+    }
+    watchdog->arm("broadcast 8 B: verification", 1);
+    std::this_thread::sleep_for(3000ms);
+  });
+  ASSERT_EQ(reports.by_rank.size(), 2u);
+  EXPECT_NE(reports.by_rank[0].find("rank 1 (b: not responding, stopped or dead)"), std::string::npos)
+      << reports.by_rank[0];
+}
+
+TEST(Watchdog, ProgressKeepsItQuietAndDisabledNeverFires) {
+  testing::ThreadWorld world(2);
+  std::atomic<int> fired{0};
+  world.run([&](int rank) {
+    auto bootstrap = world.make_bootstrap(rank);
+    Watchdog busy(*bootstrap, 0.3, [&](const std::string&) { ++fired; });
+    Watchdog disabled(*bootstrap, 0, [&](const std::string&) { ++fired; });
+    busy.arm("steady progress", 1);
+    disabled.arm("no progress, no timeout", 1);
+    for (int i = 0; i < 20; ++i) {
+      std::this_thread::sleep_for(50ms);
+      busy.progress();
+    }
+    busy.disarm();
+  });
+  EXPECT_EQ(fired.load(), 0);
+}
+
+}  // namespace
+}  // namespace collbench
