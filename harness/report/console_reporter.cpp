@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 #include <optional>
 
 #include "collbench/reporter.h"
@@ -60,7 +61,6 @@ class ConsoleReporter final : public Reporter {
   }
 
   void section(const Section& section) override {
-    section_ = section;
     print("#\n# {}\n", section.test);
     print("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place          \n",
           "", "", "", "", "");
@@ -80,9 +80,9 @@ class ConsoleReporter final : public Reporter {
       return;
     }
     pending_.push_back(row);
-    totals_wrong_ += row.wrong.value_or(0);
-    auto& peak = peaks_[row.test];
-    if (row.busbw_gbps > peak.busbw) peak = Peak{row.busbw_gbps, row};
+    auto peak = std::find_if(peaks_.begin(), peaks_.end(), [&](const Peak& p) { return p.row.test == row.test; });
+    if (peak == peaks_.end()) peaks_.push_back(Peak{row.busbw_gbps, row});
+    else if (row.busbw_gbps > peak->busbw) *peak = Peak{row.busbw_gbps, row};
   }
 
   void end_size() override {
@@ -104,9 +104,9 @@ class ConsoleReporter final : public Reporter {
 
   void finish(const RunTotals& totals) override {
     print("#\n");
-    for (const auto& [test, peak] : peaks_) {
+    for (const auto& peak : peaks_) {
       const ResultRow& r = peak.row;
-      print("# Peak busbw {}: {:.2f} GB/s at {} ({}{}, {}{})\n", test, peak.busbw, format_bytes(r.bytes),
+      print("# Peak busbw {}: {:.2f} GB/s at {} ({}{}, {}{})\n", r.test, peak.busbw, format_bytes(r.bytes),
             name(r.dtype), r.op ? fmt::format(" {}", name(*r.op)) : std::string(), name(r.placement),
             r.pair ? fmt::format(", pair {}-{}", r.pair->first, r.pair->second) : std::string());
     }
@@ -150,11 +150,9 @@ class ConsoleReporter final : public Reporter {
   }
 
   std::FILE* out_;
-  Section section_;
   std::string aggregate_ = "slowest";
   std::vector<ResultRow> pending_;
-  std::map<std::string, Peak> peaks_;
-  std::int64_t totals_wrong_ = 0;
+  std::vector<Peak> peaks_;  // in the order the tests ran
 };
 
 }  // namespace

@@ -544,8 +544,9 @@ class Reader {
       if (err == ReadError::kSyntax) return {LineOutcome::kSyntax, Diagnostic::Kind::kInvalidJson, std::string(key)};
       if (err == ReadError::kType) type_error(key);
     }
-    if (!doc.at_end()) {
-      return {LineOutcome::kSyntax, Diagnostic::Kind::kInvalidJson, "trailing content after the record"};
+    // A line cut short can still iterate cleanly up to its cut; a complete record ends in '}'.
+    if (data[length - 1] != '}') {
+      return {LineOutcome::kSyntax, Diagnostic::Kind::kInvalidJson, "the record does not end with '}'"};
     }
 
     if (!has_schema || schema_name != kSchemaName) {
@@ -612,7 +613,7 @@ class Reader {
     int found = 0;
     for (auto tf : t) {
       od::field f;
-      if (auto e = std::move(tf).get(f)) return ReadError::kSyntax;
+      if (std::move(tf).get(f)) return ReadError::kSyntax;
       std::string_view k;
       if (f.unescaped_key().get(k)) return ReadError::kSyntax;
       od::value tv = f.value();
@@ -631,7 +632,7 @@ class Reader {
       if (auto e = tv.get_object().get(p)) return classify(e);
       for (auto pf : p) {
         od::field g;
-        if (auto e = std::move(pf).get(g)) return ReadError::kSyntax;
+        if (std::move(pf).get(g)) return ReadError::kSyntax;
         std::string_view pk;
         if (g.unescaped_key().get(pk)) return ReadError::kSyntax;
         IterationTimes& it = row.per_iteration;

@@ -140,7 +140,11 @@ nlohmann::json build_context(const Options& options, Bootstrap& bootstrap, Backe
 
   nlohmann::json facts = nlohmann::json::object();
   nlohmann::json network = nlohmann::json::object();
-  nlohmann::json libraries = {{"launcher", bootstrap.runtime_version()}};
+  // The bootstrap's runtime is the MPI library when launched by mpirun/srun (also for the NCCL
+  // backend, whose MPI only bootstraps).
+  const std::string runtime = bootstrap.runtime_version();
+  nlohmann::json libraries = nlohmann::json::object();
+  libraries[runtime.find("MPI") != std::string::npos ? "mpi" : "bootstrap"] = runtime;
   libraries[info.name] = info.library;
   // Facts are namespaced: "library.X" and "network.X" get their own sections.
   for (const auto& [key, value] : info.facts) {

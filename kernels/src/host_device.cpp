@@ -44,7 +44,6 @@ class HostTimer final : public Timer {
   double seconds(std::size_t from, std::size_t to) const override {
     return std::chrono::duration<double>(stamps_[to] - stamps_[from]).count();
   }
-  bool records_are_free() const override { return true; }
   std::size_t capacity() const override { return stamps_.size(); }
 
  private:

@@ -255,6 +255,16 @@ std::map<std::string, std::string> network_facts(const LogFacts& f, const std::v
   facts["network.net"] = !used.empty() ? used : (f.lines ? "unknown" : "unknown (NCCL log not captured)");
   if (!f.network.empty() && f.network != used) facts["network.selected"] = f.network;
   facts["network.gdr"] = gdr_state(f);
+  if (!f.uses_network()) {
+    // Rank 0 may reach its peers without the network while other ranks use it.
+    for (const auto& r : ranks) {
+      if (r.uses_network) {
+        facts["network.gdr"] = r.gdr;
+        facts["network.net"] = r.network;
+        break;
+      }
+    }
+  }
   if (f.gdr_summary >= 0) facts["network.gdr_reported"] = f.gdr_summary ? "yes" : "no";
   if (!f.provider.empty()) facts["network.provider"] = f.provider;
   if (!f.fabric.empty()) facts["network.fabric"] = f.fabric;

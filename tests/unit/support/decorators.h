@@ -36,7 +36,6 @@ class ScaledDevice : public Device {
     void record(std::size_t slot) override { inner_->record(slot); }
     void synchronize() override { inner_->synchronize(); }
     double seconds(std::size_t a, std::size_t b) const override { return inner_->seconds(a, b) * scale_; }
-    bool records_are_free() const override { return inner_->records_are_free(); }
     std::size_t capacity() const override { return inner_->capacity(); }
 
    private:

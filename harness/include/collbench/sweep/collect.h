@@ -1,0 +1,66 @@
+// Deciding how a job ended, and bringing its results under the campaign with labels.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "collbench/sweep/slurm.h"
+
+namespace collbench::sweep {
+
+/// How one submitted job stands.
+struct Outcome {
+  enum class Kind { kWaiting, kRunning, kSucceeded, kFailed };
+  Kind kind = Kind::kWaiting;
+  /// Why it failed ("timeout: ...", "cancelled: ...", "non-zero exit: ...", "wrong results: ...",
+  /// "no output: ..."), or what it is doing.
+  std::string detail;
+  std::filesystem::path raw_jsonl;  ///< where the job writes its results
+  std::filesystem::path output;     ///< the job's stdout/stderr file
+};
+
+/// The job's files as the sbatch template leaves them.
+struct JobFiles {
+  std::filesystem::path output;     ///< Slurm's output file
+  std::filesystem::path raw_jsonl;  ///< the results; exit_status lies beside it
+};
+
+/// Decides a job's outcome from what Slurm says (nullopt: Slurm no longer knows the job) and the
+/// files the job left: the template's exit_status, the output file's slurmstepd messages and the
+/// results. Slurm's verdict (time limit, cancel, node failure) wins over the exit status, which
+/// wins over guesses from the files.
+Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files);
+
+/// The failure slurmstepd reported in a job's output ("timeout", "cancelled", "node failure",
+/// "preempted"), or "" when there is none.
+std::string failure_from_output(std::string_view output);
+
+/// What collbench's exit status means ("wrong results", "bad usage", "runtime failure", ...).
+std::string describe_collbench_exit(int status);
+
+/// What a results file holds.
+struct ResultsSummary {
+  std::size_t contexts = 0;
+  std::size_t results = 0;
+  std::uint64_t wrong = 0;     ///< mismatched elements over all result rows
+  std::size_t bad_lines = 0;   ///< lines that are not JSON (a row cut short by a crash)
+};
+
+/// Reads a JSONL results file (nullopt when it does not exist).
+std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jsonl);
+
+/// Copies `raw` to `dest` adding `labels` to every record (context and result); lines that are
+/// not JSON are dropped and counted. Writes a temporary file and renames it, so `dest` is either
+/// the old or the complete new file.
+ResultsSummary write_labelled(const std::filesystem::path& raw, const std::filesystem::path& dest,
+                              const nlohmann::json& labels);
+
+/// The last `max_bytes` of a file ("" when unreadable).
+std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes);
+
+}  // namespace collbench::sweep

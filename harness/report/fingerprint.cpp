@@ -1,0 +1,163 @@
+// Run fingerprints: what each configuration ran on, from its runs' context records.
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "collbench/report/report.h"
+
+namespace collbench::report {
+
+namespace {
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+// Distinct values in first-seen order.
+struct Distinct {
+  std::vector<std::string> items;
+  std::set<std::string> seen;
+  void add(const std::string& value) {
+    if (!value.empty() && seen.insert(value).second) items.push_back(value);
+  }
+  std::string text(std::string_view separator = " | ", std::string_view none = "—") const {
+    return items.empty() ? std::string(none) : join(items, separator);
+  }
+};
+
+std::string string_or(const nlohmann::json& j, const char* key, std::string fallback = "") {
+  if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
+  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].dump();
+  return fallback;
+}
+
+}  // namespace
+
+std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) {
+  std::vector<Fingerprint> out;
+  for (const auto& config : model.configs) {
+    Fingerprint f;
+    f.config = config.name;
+    f.runs = config.run_ids.size();
+    Distinct hosts, instances, devices, versions, libraries, network, rank_env;
+    std::size_t missing = 0;
+    for (const auto& run : config.run_ids) {
+      const auto it = set.contexts.find(run);
+      if (it == set.contexts.end()) {
+        ++missing;
+        continue;
+      }
+      const auto& c = it->second.json;
+      if (c.contains("hosts") && c["hosts"].is_array()) {
+        for (const auto& h : c["hosts"]) {
+          hosts.add(string_or(h, "name"));
+          instances.add(string_or(h, "instance_type"));
+        }
+      }
+      if (c.contains("labels")) instances.add(string_or(c["labels"], "instance_type"));
+      if (c.contains("ranks") && c["ranks"].is_array()) {
+        std::map<std::string, int> models;
+        std::vector<std::string> order;
+        for (const auto& r : c["ranks"]) {
+          if (!r.contains("device")) continue;
+          std::string model_name = string_or(r["device"], "model", "?");
+          const std::string driver = string_or(r["device"], "driver_version");
+          if (!driver.empty()) model_name += fmt::format(" (driver {})", driver);
+          if (!models.count(model_name)) order.push_back(model_name);
+          ++models[model_name];
+        }
+        std::vector<std::string> parts;
+        for (const auto& m : order) parts.push_back(fmt::format("{} ×{}", m, models[m]));
+        devices.add(join(parts, ", "));
+      }
+      versions.add(string_or(c, "collbench_version"));
+      if (c.contains("libraries") && c["libraries"].is_object()) {
+        std::vector<std::string> parts;
+        for (const auto& [k, v] : c["libraries"].items()) {
+          parts.push_back(fmt::format("{}: {}", k, v.is_string() ? v.get<std::string>() : v.dump()));
+        }
+        libraries.add(join(parts, "; "));
+      }
+      if (c.contains("network") && c["network"].is_object()) {
+        std::vector<std::string> parts;
+        for (const auto& [k, v] : c["network"].items()) {
+          parts.push_back(fmt::format("{}={}", k, v.is_string() ? v.get<std::string>() : v.dump()));
+        }
+        network.add(join(parts, ", "));
+      }
+      if (c.contains("env_differences") && c["env_differences"].is_object()) {
+        for (const auto& [rank, diff] : c["env_differences"].items()) {
+          std::vector<std::string> parts;
+          for (const auto& [k, v] : diff.items()) {
+            parts.push_back(fmt::format("{}={}", k, v.is_string() ? v.get<std::string>() : std::string("(unset)")));
+          }
+          rank_env.add(fmt::format("rank {}: {}", rank, join(parts, ", ")));
+        }
+      }
+    }
+    if (hosts.items.size() > 4) {
+      const std::size_t n = hosts.items.size();
+      hosts.items.resize(3);
+      hosts.items.push_back(fmt::format("… ({} hosts)", n));
+    }
+    f.hosts = hosts.text(", ");
+    f.instance_types = instances.text(", ");
+    f.devices = devices.text();
+    f.versions = versions.text();
+    f.libraries = libraries.text();
+    f.network = network.text();
+    f.rank_env_differences = rank_env.text("; ", "");
+    if (missing > 0) {
+      const std::string note = fmt::format("(no context for {} of {} runs)", missing, config.run_ids.size());
+      f.hosts = f.hosts == "—" ? note : f.hosts + " " + note;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<EnvDifference> env_differences(const ResultSet& set, const Model& model) {
+  // variable -> config index -> values seen in its runs
+  std::map<std::string, std::map<std::size_t, std::set<std::string>>> seen;
+  std::vector<bool> has_context(model.configs.size(), false);
+  for (std::size_t ci = 0; ci < model.configs.size(); ++ci) {
+    for (const auto& run : model.configs[ci].run_ids) {
+      const auto it = set.contexts.find(run);
+      if (it == set.contexts.end()) continue;
+      has_context[ci] = true;
+      const auto& env = it->second.json.contains("env") ? it->second.json["env"] : nlohmann::json();
+      if (!env.is_object()) continue;
+      for (const auto& [k, v] : env.items()) {
+        if (k.rfind("SLURM_", 0) == 0) continue;
+        seen[k][ci].insert(v.is_string() ? v.get<std::string>() : v.dump());
+      }
+    }
+  }
+  std::vector<EnvDifference> out;
+  for (const auto& [variable, per_config] : seen) {
+    std::map<std::string, std::vector<std::string>> by_value;
+    std::vector<std::string> order;
+    for (std::size_t ci = 0; ci < model.configs.size(); ++ci) {
+      if (!has_context[ci]) continue;
+      const auto it = per_config.find(ci);
+      std::string value = "(unset)";
+      if (it != per_config.end()) value = join(std::vector<std::string>(it->second.begin(), it->second.end()), " | ");
+      if (!by_value.count(value)) order.push_back(value);
+      by_value[value].push_back(model.configs[ci].name);
+    }
+    if (by_value.size() < 2) continue;
+    EnvDifference d;
+    d.variable = variable;
+    for (const auto& value : order) d.values.emplace_back(value, by_value[value]);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace collbench::report

@@ -1,0 +1,47 @@
+// Pieces shared by the report's writers (HTML, Markdown); not part of the public API.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collbench/report/report.h"
+
+namespace collbench::report::detail {
+
+std::string markdown_table(const Table& table);
+/// `css_class` goes on the <table>.
+std::string html_table(const Table& table, std::string_view css_class);
+
+/// "collbench report: <campaign>" (or the --title).
+std::string report_title(const ResultSet& set, const ReportOptions& options);
+/// "variant demo · backend mpi · 1 node · 4 ranks · mode batch": what every series shares.
+std::string constant_dims(const Model& model);
+/// "8 B, 32 B" or "8 B – 512 KiB (9 sizes)".
+std::string sizes_text(const std::vector<std::uint64_t>& sizes);
+/// Number of runs over all configurations.
+std::size_t run_count(const Model& model);
+
+Table problems_table(const ResultSet& set, std::size_t limit);
+Table problem_counts_table(const ResultSet& set);
+Table fingerprint_table(const std::vector<Fingerprint>& prints);
+Table env_table(const std::vector<EnvDifference>& differences);
+
+/// Comparison tables: the points with a given verdict, a per-test summary, and the unmatched.
+Table verdict_table(const Comparison& c, Verdict verdict);
+Table per_test_table(const Comparison& c);
+Table unmatched_table(const Comparison& c);
+/// One line: "REGRESSION: 3 of 120 matched points ..." / "OK: ...".
+std::string verdict_line(const Comparison& c);
+std::string dims_text(const std::vector<Dim>& dims);
+
+}  // namespace collbench::report::detail
+
+namespace collbench::report::detail {
+
+/// The comparison page (index.html in comparison mode).
+std::string comparison_html(const ResultSet& baseline_set, const Model& baseline,
+                            const ResultSet& candidate_set, const Model& candidate,
+                            const Comparison& comparison, const std::vector<Chart>& ratio_charts,
+                            const std::vector<Chart>& overlay_charts, const ReportOptions& options);
+
+}  // namespace collbench::report::detail

@@ -1,0 +1,469 @@
+// SVG charts written by hand: no plotting library produces self-contained, script-free SVG with
+// log2 byte axes, spread bands and hover titles, and the format is small enough to own.
+#include "collbench/report/svg.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "collbench/sizes.h"
+
+namespace collbench::report {
+
+namespace {
+
+// Okabe & Ito's colour-blind-safe palette (yellow replaced by olive, which reads on white).
+constexpr std::string_view kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                         "#CC79A7", "#56B4E9", "#000000", "#999933"};
+constexpr std::string_view kMarkers[] = {"circle", "square", "triangle", "diamond", "triangle-down",
+                                         "ring"};
+// Dash patterns cycle with a period coprime to the palette's so that style i and i+8 differ.
+constexpr std::string_view kDashes[] = {"", "7 3", "2 2.5", "9 3 2 3", "4 2"};
+
+constexpr int kHeaderHeight = 30;
+constexpr int kSubtitleHeight = 18;
+constexpr int kLegendWidth = 270;
+constexpr int kLegendRow = 19;
+constexpr int kMarginLeft = 62, kMarginRight = 14, kMarginTop = 26, kMarginBottom = 46;
+constexpr std::size_t kLegendChars = 36;
+constexpr const char* kFont = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', Arial, sans-serif";
+
+double transform(AxisScale scale, double v) {
+  switch (scale) {
+    case AxisScale::kLog10: return std::log10(v);
+    case AxisScale::kLog2: return std::log2(v);
+    case AxisScale::kLinear: return v;
+  }
+  return v;
+}
+
+bool usable(AxisScale scale, double v) {
+  return std::isfinite(v) && (scale == AxisScale::kLinear || v > 0);
+}
+
+struct Range {
+  double lo = 0, hi = 1;  // data units
+};
+
+double nice_step(double span, int target) {
+  const double raw = span / std::max(1, target);
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * mag >= raw) return m * mag;
+  }
+  return 10 * mag;
+}
+
+std::string marker_path(std::string_view shape, double x, double y, double r) {
+  if (shape == "circle" || shape == "ring") {
+    return fmt::format("M{:.1f},{:.1f}a{:.1f},{:.1f} 0 1,0 {:.1f},0a{:.1f},{:.1f} 0 1,0 {:.1f},0Z", x - r,
+                       y, r, r, 2 * r, r, r, -2 * r);
+  }
+  if (shape == "square") {
+    const double s = r * 0.9;
+    return fmt::format("M{:.1f},{:.1f}h{:.1f}v{:.1f}h{:.1f}Z", x - s, y - s, 2 * s, 2 * s, -2 * s);
+  }
+  if (shape == "triangle") {
+    return fmt::format("M{:.1f},{:.1f}L{:.1f},{:.1f}L{:.1f},{:.1f}Z", x, y - 1.25 * r, x + 1.15 * r,
+                       y + 0.85 * r, x - 1.15 * r, y + 0.85 * r);
+  }
+  if (shape == "triangle-down") {
+    return fmt::format("M{:.1f},{:.1f}L{:.1f},{:.1f}L{:.1f},{:.1f}Z", x, y + 1.25 * r, x + 1.15 * r,
+                       y - 0.85 * r, x - 1.15 * r, y - 0.85 * r);
+  }
+  // diamond
+  return fmt::format("M{:.1f},{:.1f}L{:.1f},{:.1f}L{:.1f},{:.1f}L{:.1f},{:.1f}Z", x, y - 1.3 * r,
+                     x + 1.3 * r, y, x, y + 1.3 * r, x - 1.3 * r, y);
+}
+
+std::string dash_of(int style, const std::string& override_dash) {
+  if (override_dash == "solid") return "";
+  if (!override_dash.empty()) return override_dash;
+  return std::string(style_dash(style));
+}
+
+std::string marker_element(int style, double x, double y, double r) {
+  const auto shape = style_marker(style);
+  const auto color = style_color(style);
+  if (shape == "ring") {
+    return fmt::format(R"(<path d="{}" fill="#fff" stroke="{}" stroke-width="1.8"/>)",
+                       marker_path(shape, x, y, r * 0.9), color);
+  }
+  return fmt::format(R"(<path d="{}" fill="{}" stroke="#fff" stroke-width="0.8"/>)",
+                     marker_path(shape, x, y, r), color);
+}
+
+std::string truncate(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  // Cut on a UTF-8 character boundary.
+  std::size_t cut = limit - 1;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "…";
+}
+
+}  // namespace
+
+std::string_view style_color(int style) { return kPalette[static_cast<std::size_t>(style) % std::size(kPalette)]; }
+std::string_view style_marker(int style) { return kMarkers[static_cast<std::size_t>(style) % std::size(kMarkers)]; }
+std::string_view style_dash(int style) {
+  return kDashes[static_cast<std::size_t>(style / static_cast<int>(std::size(kPalette)) + style) % std::size(kDashes)];
+}
+
+std::string format_sig(double value, int digits) {
+  if (!std::isfinite(value)) return "—";
+  if (value == 0) return "0";
+  const double a = std::abs(value);
+  if (a >= 1e7 || a < 1e-4) return fmt::format("{:.{}e}", value, std::max(0, digits - 1));
+  const int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  const int decimals = std::max(0, digits - 1 - magnitude);
+  std::string s = fmt::format("{:.{}f}", value, decimals);
+  if (s == "-0") s = "0";
+  return s;
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<double> axis_ticks(const Axis& axis, double lo, double hi) {
+  if (!axis.ticks.empty()) {
+    std::vector<double> t;
+    for (double v : axis.ticks) {
+      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) t.push_back(v);
+    }
+    return t;
+  }
+  std::vector<double> ticks;
+  if (axis.scale == AxisScale::kLog2) {
+    const int e_lo = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+    const int e_hi = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+    // Steps that divide 10 keep 1 KiB, 1 MiB and 1 GiB on the grid.
+    int step = 10;
+    for (int s : {1, 2, 5, 10}) {
+      if ((e_hi - e_lo) / s + 1 <= 10) {
+        step = s;
+        break;
+      }
+    }
+    int first = e_lo;
+    while (((first % step) + step) % step != 0) ++first;
+    for (int e = first; e <= e_hi; e += step) ticks.push_back(std::ldexp(1.0, e));
+    if (ticks.empty()) ticks.push_back(std::ldexp(1.0, e_lo));
+    return ticks;
+  }
+  if (axis.scale == AxisScale::kLog10) {
+    const int d_lo = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
+    const int d_hi = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
+    const bool fine = d_hi - d_lo <= 2;
+    for (int d = d_lo; d <= d_hi; ++d) {
+      for (double m : fine ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
+        const double v = m * std::pow(10.0, d);
+        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
+      }
+    }
+    return ticks;
+  }
+  const double step = nice_step(hi - lo, 5);
+  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
+    ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+  }
+  return ticks;
+}
+
+std::string tick_label(const Axis& axis, double value) {
+  if (axis.format == AxisFormat::kBytes && value >= 1) {
+    return format_bytes(static_cast<std::uint64_t>(std::llround(value)));
+  }
+  if (axis.scale == AxisScale::kLog10 && value >= 1e5) {
+    const double e = std::log10(value);
+    if (std::abs(e - std::round(e)) < 1e-9) return fmt::format("1e{}", static_cast<int>(std::round(e)));
+  }
+  if (std::abs(value - std::round(value)) < 1e-9 * std::max(1.0, std::abs(value))) {
+    return fmt::format("{}", static_cast<long long>(std::llround(value)));
+  }
+  return format_sig(value, 3);
+}
+
+std::string render_svg(const Chart& chart, bool standalone) {
+  const int panel_count = std::max<int>(1, static_cast<int>(chart.panels.size()));
+  const int cols = std::max(1, std::min(chart.columns, panel_count));
+  const int rows = (panel_count + cols - 1) / cols;
+  const int header = kHeaderHeight + (chart.subtitle.empty() ? 0 : kSubtitleHeight);
+  const bool has_legend = !chart.legend.empty();
+  const int legend_height = has_legend ? 26 + kLegendRow * static_cast<int>(chart.legend.size()) : 0;
+  const int width = cols * chart.panel_width + (has_legend ? kLegendWidth : 0);
+  const int height = header + std::max(rows * chart.panel_height, legend_height) + 6;
+
+  // Shared data ranges over every panel.
+  double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
+  double y_lo = x_lo, y_hi = -x_lo;
+  for (const auto& panel : chart.panels) {
+    for (const auto& s : panel.series) {
+      for (const auto& p : s.points) {
+        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
+        x_lo = std::min(x_lo, p.x);
+        x_hi = std::max(x_hi, p.x);
+        for (double v : {p.y, p.low, p.high}) {
+          if (!usable(chart.y.scale, v)) continue;
+          y_lo = std::min(y_lo, v);
+          y_hi = std::max(y_hi, v);
+        }
+      }
+    }
+  }
+  for (const auto& r : chart.references) {
+    for (double v : {r.y, r.low, r.high}) {
+      if (!usable(chart.y.scale, v) || (v == 0 && r.low == r.high && v != r.y)) continue;
+      y_lo = std::min(y_lo, v);
+      y_hi = std::max(y_hi, v);
+    }
+  }
+  const bool empty = !(x_lo <= x_hi);
+  if (empty) {
+    x_lo = 1;
+    x_hi = 1024;
+    y_lo = chart.y.scale == AxisScale::kLinear ? 0 : 1;
+    y_hi = 10;
+  }
+  for (double v : chart.x.ticks) {
+    if (usable(chart.x.scale, v)) {
+      x_lo = std::min(x_lo, v);
+      x_hi = std::max(x_hi, v);
+    }
+  }
+  // x: a little room either side of the outermost points.
+  Range xr;
+  if (chart.x.scale == AxisScale::kLinear) {
+    const double pad = x_hi > x_lo ? (x_hi - x_lo) * 0.04 : 1;
+    xr = {x_lo - pad, x_hi + pad};
+  } else {
+    const double base = chart.x.scale == AxisScale::kLog2 ? 2.0 : 10.0;
+    const double tl = transform(chart.x.scale, x_lo), th = transform(chart.x.scale, x_hi);
+    const double pad = th > tl ? (th - tl) * 0.04 : 0.5;
+    xr = {std::pow(base, tl - pad), std::pow(base, th + pad)};
+  }
+  // y: linear from zero (or the data) up to the next tick; log to whole decades.
+  Range yr;
+  if (chart.y.scale == AxisScale::kLinear) {
+    double lo = chart.y.include_zero ? std::min(0.0, y_lo) : y_lo;
+    double hi = y_hi > lo ? y_hi : lo + 1;
+    if (!chart.y.include_zero) {
+      const double pad = (hi - lo) * 0.08;
+      lo -= pad;
+      hi += pad;
+    }
+    const double step = nice_step(hi - lo, 5);
+    yr = {std::floor(lo / step + 1e-9) * step, std::ceil(hi / step - 1e-9) * step};
+    if (yr.hi <= yr.lo) yr.hi = yr.lo + step;
+  } else {
+    yr = {std::pow(10.0, std::floor(std::log10(y_lo) + 1e-9)),
+          std::pow(10.0, std::ceil(std::log10(y_hi) - 1e-9))};
+    if (yr.hi <= yr.lo) yr.hi = yr.lo * 10;
+  }
+  const auto x_ticks = axis_ticks(chart.x, xr.lo, xr.hi);
+  const auto y_ticks = axis_ticks(chart.y, yr.lo, yr.hi);
+
+  fmt::memory_buffer out;
+  auto put = [&out](std::string_view s) { out.append(s.data(), s.data() + s.size()); };
+  if (standalone) put("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fmt::format_to(std::back_inserter(out),
+                 R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="{id}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-labelledby="{id}-title" font-family="{font}" font-size="12">)"
+                 "\n",
+                 fmt::arg("id", xml_escape(chart.id)), fmt::arg("w", width), fmt::arg("h", height),
+                 fmt::arg("font", kFont));
+  fmt::format_to(std::back_inserter(out), "<title id=\"{}-title\">{}</title>\n", xml_escape(chart.id),
+                 xml_escape(chart.title));
+  fmt::format_to(std::back_inserter(out), "<rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
+  fmt::format_to(std::back_inserter(out),
+                 "<text class=\"chart-title\" x=\"12\" y=\"20\" font-size=\"15\" font-weight=\"600\" "
+                 "fill=\"#111\">{}</text>\n",
+                 xml_escape(chart.title));
+  if (!chart.subtitle.empty()) {
+    fmt::format_to(std::back_inserter(out),
+                   "<text class=\"chart-subtitle\" x=\"12\" y=\"38\" fill=\"#555\">{}</text>\n",
+                   xml_escape(chart.subtitle));
+  }
+
+  const auto tx_lo = transform(chart.x.scale, xr.lo), tx_hi = transform(chart.x.scale, xr.hi);
+  const auto ty_lo = transform(chart.y.scale, yr.lo), ty_hi = transform(chart.y.scale, yr.hi);
+  for (int pi = 0; pi < panel_count; ++pi) {
+    const Panel empty_panel;
+    const Panel& panel = chart.panels.empty() ? empty_panel : chart.panels[pi];
+    const int ox = (pi % cols) * chart.panel_width;
+    const int oy = header + (pi / cols) * chart.panel_height;
+    const double px = ox + kMarginLeft, py = oy + kMarginTop;
+    const double pw = chart.panel_width - kMarginLeft - kMarginRight;
+    const double ph = chart.panel_height - kMarginTop - kMarginBottom;
+    auto sx = [&](double v) { return px + (transform(chart.x.scale, v) - tx_lo) / (tx_hi - tx_lo) * pw; };
+    auto sy = [&](double v) { return py + ph - (transform(chart.y.scale, v) - ty_lo) / (ty_hi - ty_lo) * ph; };
+    const std::string clip = fmt::format("{}-clip{}", chart.id, pi);
+
+    fmt::format_to(std::back_inserter(out), "<g class=\"panel\" data-series=\"{}\">\n", panel.series.size());
+    fmt::format_to(std::back_inserter(out),
+                   "<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/></clipPath>\n",
+                   xml_escape(clip), px, py, pw, ph);
+    if (!panel.title.empty()) {
+      fmt::format_to(std::back_inserter(out),
+                     "<text class=\"panel-title\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" font-weight=\"600\" fill=\"#222\">{}</text>\n",
+                     px, py - 9, xml_escape(panel.title));
+    }
+    fmt::format_to(std::back_inserter(out),
+                   "<rect class=\"plot-area\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#fbfbfb\" stroke=\"#b8b8b8\"/>\n",
+                   px, py, pw, ph);
+    // Minor grid on log2 byte axes: one line per octave.
+    if (chart.x.scale == AxisScale::kLog2 && chart.x.ticks.empty()) {
+      for (int e = static_cast<int>(std::ceil(tx_lo)); e <= static_cast<int>(std::floor(tx_hi)); ++e) {
+        const double x = sx(std::ldexp(1.0, e));
+        fmt::format_to(std::back_inserter(out),
+                       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#efefef\"/>\n", x, py, py + ph);
+      }
+    }
+    if (chart.y.scale == AxisScale::kLog10) {
+      for (int d = static_cast<int>(std::floor(ty_lo)); d < static_cast<int>(std::ceil(ty_hi)); ++d) {
+        for (int m = 2; m <= 9; ++m) {
+          const double v = m * std::pow(10.0, d);
+          if (v <= yr.lo || v >= yr.hi) continue;
+          fmt::format_to(std::back_inserter(out),
+                         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#f0f0f0\"/>\n", px, sy(v), px + pw);
+        }
+      }
+    }
+    put("<g class=\"x-axis\">\n");
+    for (double t : x_ticks) {
+      const double x = sx(t);
+      fmt::format_to(std::back_inserter(out),
+                     "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#e0e0e0\"/>"
+                     "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{0:.1f}\" y2=\"{3:.1f}\" stroke=\"#777\"/>"
+                     "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4:.1f}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">{5}</text>\n",
+                     x, py, py + ph, py + ph + 4, py + ph + 16, xml_escape(tick_label(chart.x, t)));
+    }
+    fmt::format_to(std::back_inserter(out),
+                   "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n</g>\n",
+                   px + pw / 2, py + ph + 36, xml_escape(chart.x.label));
+    put("<g class=\"y-axis\">\n");
+    for (double t : y_ticks) {
+      const double y = sy(t);
+      fmt::format_to(std::back_inserter(out),
+                     "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#e0e0e0\"/>"
+                     "<line x1=\"{3:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{1:.1f}\" stroke=\"#777\"/>"
+                     "<text class=\"tick\" x=\"{4:.1f}\" y=\"{5:.1f}\" text-anchor=\"end\" font-size=\"11\" fill=\"#333\">{6}</text>\n",
+                     px, y, px + pw, px - 4, px - 7, y + 4, xml_escape(tick_label(chart.y, t)));
+    }
+    fmt::format_to(std::back_inserter(out),
+                   "<text class=\"axis-label\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n</g>\n",
+                   static_cast<double>(ox) + 16, py + ph / 2, xml_escape(chart.y.label));
+
+    fmt::format_to(std::back_inserter(out), "<g clip-path=\"url(#{})\">\n", xml_escape(clip));
+    for (const auto& r : chart.references) {
+      if (r.high > r.low && usable(chart.y.scale, r.low) && usable(chart.y.scale, r.high)) {
+        fmt::format_to(std::back_inserter(out),
+                       "<rect class=\"reference-band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#000\" fill-opacity=\"0.07\"><title>{}</title></rect>\n",
+                       px, sy(r.high), pw, sy(r.low) - sy(r.high), xml_escape(r.label));
+      }
+      if (usable(chart.y.scale, r.y)) {
+        fmt::format_to(std::back_inserter(out),
+                       "<line class=\"reference\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#444\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>\n",
+                       px, sy(r.y), px + pw, sy(r.y));
+      }
+    }
+    // Bands first, then lines, then markers, so no band hides a line or a point.
+    for (const auto& s : panel.series) {
+      std::string upper, lower;
+      for (const auto& p : s.points) {
+        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.low) || !usable(chart.y.scale, p.high)) continue;
+        upper += fmt::format("{}{:.1f},{:.1f}", upper.empty() ? "M" : "L", sx(p.x), sy(p.high));
+      }
+      for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) {
+        if (!usable(chart.x.scale, it->x) || !usable(chart.y.scale, it->low) || !usable(chart.y.scale, it->high)) continue;
+        lower += fmt::format("L{:.1f},{:.1f}", sx(it->x), sy(it->low));
+      }
+      if (!upper.empty()) {
+        fmt::format_to(std::back_inserter(out),
+                       "<path class=\"band\" d=\"{}{}Z\" fill=\"{}\" fill-opacity=\"0.16\" stroke=\"none\"/>\n",
+                       upper, lower, style_color(s.style));
+      }
+    }
+    for (const auto& s : panel.series) {
+      std::string d;
+      for (const auto& p : s.points) {
+        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
+        d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : "L", sx(p.x), sy(p.y));
+      }
+      const std::string dash = dash_of(s.style, s.dash);
+      fmt::format_to(std::back_inserter(out),
+                     "<path class=\"series\" data-name=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{}><title>{}</title></path>\n",
+                     xml_escape(s.name), d, style_color(s.style),
+                     dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash), xml_escape(s.name));
+    }
+    put("</g>\n");
+    for (const auto& s : panel.series) {
+      put("<g class=\"points\">\n");
+      for (const auto& p : s.points) {
+        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
+        const double x = sx(p.x), y = sy(p.y);
+        if (x < px - 0.5 || x > px + pw + 0.5 || y < py - 0.5 || y > py + ph + 0.5) continue;
+        fmt::format_to(std::back_inserter(out), "<g class=\"point\"><title>{}</title>", xml_escape(p.title));
+        if (p.flagged) {
+          fmt::format_to(std::back_inserter(out),
+                         "<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7.5\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.6\"/>",
+                         x, y);
+        }
+        // An invisible larger target makes the hover title easy to hit.
+        fmt::format_to(std::back_inserter(out), "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"#fff\" fill-opacity=\"0\"/>", x, y);
+        put(marker_element(s.style, x, y, 3.6));
+        put("</g>\n");
+      }
+      put("</g>\n");
+    }
+    if (panel.series.empty()) {
+      fmt::format_to(std::back_inserter(out),
+                     "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#777\">no data</text>\n",
+                     px + pw / 2, py + ph / 2);
+    }
+    put("</g>\n");
+  }
+
+  if (has_legend) {
+    const int lx = cols * chart.panel_width + 8;
+    const int ly = header + kMarginTop - 8;
+    fmt::format_to(std::back_inserter(out), "<g class=\"legend\" data-entries=\"{}\">\n", chart.legend.size());
+    for (std::size_t i = 0; i < chart.legend.size(); ++i) {
+      const auto& e = chart.legend[i];
+      const double y = ly + 10 + kLegendRow * static_cast<double>(i);
+      const std::string shown = truncate(e.name, kLegendChars);
+      fmt::format_to(std::back_inserter(out), "<g class=\"legend-entry\"><title>{}</title>", xml_escape(e.name));
+      if (e.band) {
+        fmt::format_to(std::back_inserter(out),
+                       "<rect x=\"{}\" y=\"{:.1f}\" width=\"30\" height=\"10\" fill=\"#000\" fill-opacity=\"0.07\" stroke=\"#444\" stroke-dasharray=\"5 4\"/>",
+                       lx, y - 5);
+      } else {
+        const std::string dash = dash_of(e.style, e.dash);
+        fmt::format_to(std::back_inserter(out),
+                       "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
+                       lx, y, lx + 30, y, style_color(e.style),
+                       dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash));
+        put(marker_element(e.style, lx + 15, y, 3.6));
+      }
+      fmt::format_to(std::back_inserter(out), "<text x=\"{}\" y=\"{:.1f}\" fill=\"#222\">{}</text></g>\n", lx + 38,
+                     y + 4, xml_escape(shown));
+    }
+    put("</g>\n");
+  }
+  put("</svg>\n");
+  return fmt::to_string(out);
+}
+
+}  // namespace collbench::report

@@ -1,0 +1,212 @@
+#include "collbench/sweep/collect.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "collbench/error.h"
+
+namespace collbench::sweep {
+namespace {
+
+std::optional<int> read_exit_status(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string text;
+  if (!in || !std::getline(in, text)) return std::nullopt;
+  int value = 0;
+  if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc()) return std::nullopt;
+  return value;
+}
+
+std::string slurm_failure(const std::string& state) {
+  if (state == "TIMEOUT" || state == "DEADLINE") return "timeout";
+  if (state == "CANCELLED") return "cancelled";
+  if (state == "NODE_FAIL") return "node failure";
+  if (state == "PREEMPTED") return "preempted";
+  if (state == "OUT_OF_MEMORY") return "out of memory";
+  if (state == "BOOT_FAIL") return "boot failure";
+  return "";
+}
+
+std::string explain(const std::string& kind) {
+  if (kind == "timeout") return "timeout: the job reached its time limit (raise time_limit)";
+  if (kind == "cancelled") return "cancelled: the job was cancelled (scancel or an administrator)";
+  if (kind == "node failure") return "node failure: Slurm lost a node of the job";
+  if (kind == "preempted") return "preempted: a higher-priority job took the nodes";
+  if (kind == "out of memory") return "out of memory: a task exceeded its memory limit";
+  if (kind == "boot failure") return "boot failure: a node failed to boot";
+  return kind;
+}
+
+}  // namespace
+
+std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const auto size = static_cast<std::size_t>(in.tellg());
+  const std::size_t start = size > max_bytes ? size - max_bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string text(size - start, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  return text;
+}
+
+std::string failure_from_output(std::string_view output) {
+  // slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***
+  // slurmstepd: error: *** STEP 12.0 ON node1 CANCELLED AT ... ***
+  auto has = [&](std::string_view s) { return output.find(s) != std::string_view::npos; };
+  if (has("DUE TO TIME LIMIT")) return "timeout";
+  if (has("DUE TO NODE FAILURE")) return "node failure";
+  if (has("DUE TO PREEMPTION")) return "preempted";
+  if (has("*** JOB ") && has(" CANCELLED AT ")) return "cancelled";
+  if (has("oom-kill") || has("Out Of Memory")) return "out of memory";
+  return "";
+}
+
+std::string describe_collbench_exit(int status) {
+  switch (status) {
+    case 1: return "wrong results (collbench exit status 1)";
+    case 2: return "bad usage (collbench exit status 2)";
+    case 3: return "runtime failure: timeout, lost rank or library error (collbench exit status 3)";
+    default:
+      if (status > 128) return fmt::format("a task was killed by signal {} (exit status {})", status - 128, status);
+      return fmt::format("exit status {}", status);
+  }
+}
+
+Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files) {
+  Outcome o;
+  o.raw_jsonl = files.raw_jsonl;
+  o.output = files.output;
+  if (slurm) {
+    const JobPhase phase = phase_of(slurm->state);
+    if (phase == JobPhase::kWaiting) {
+      o.kind = Outcome::Kind::kWaiting;
+      o.detail = slurm->reason.empty() || slurm->reason == "None" ? slurm->state
+                                                                   : fmt::format("{} ({})", slurm->state, slurm->reason);
+      return o;
+    }
+    if (phase == JobPhase::kRunning) {
+      o.kind = Outcome::Kind::kRunning;
+      o.detail = fmt::format("{} for {} on {}", slurm->state, slurm->elapsed, slurm->nodes);
+      return o;
+    }
+  }
+  o.kind = Outcome::Kind::kFailed;
+  const std::string output = read_tail(files.output, 1 << 16);
+  const bool have_output = std::filesystem::exists(files.output);
+  const std::string see = have_output ? fmt::format(" (see {})", files.output.string()) : "";
+  std::string verdict = slurm ? slurm_failure(slurm->state) : "";
+  if (verdict.empty()) verdict = failure_from_output(output);
+  if (!verdict.empty()) {
+    o.detail = explain(verdict) + see;
+    return o;
+  }
+  const auto status_file = files.raw_jsonl.parent_path() / "exit_status";
+  const auto status = read_exit_status(status_file);
+  if (status && *status != 0) {
+    const std::string what = describe_collbench_exit(*status);
+    o.detail = (*status == 1 ? "" : "non-zero exit: ") + what + see;
+    return o;
+  }
+  const bool slurm_failed = slurm && slurm->state != "COMPLETED";
+  if (!status && slurm_failed) {
+    o.detail = fmt::format("non-zero exit: Slurm says {}{}{}", slurm->state,
+                           slurm->exit_code ? fmt::format(" with exit code {}", *slurm->exit_code) : "", see);
+    return o;
+  }
+  if (!status && !slurm && !have_output) {
+    o.detail = "no output: Slurm no longer knows the job and it left no output file";
+    return o;
+  }
+  if (!status) {
+    // Slurm says COMPLETED (or has forgotten the job), but the template never recorded an end:
+    // the batch script was killed or is not collbench.sbatch.
+    o.detail = fmt::format("no output: the job ended before collbench finished (no {}){}",
+                           status_file.filename().string(), see);
+    return o;
+  }
+  const auto summary = summarize_results(files.raw_jsonl);
+  if (!summary || summary->results == 0) {
+    o.detail = fmt::format("no output: collbench exited 0 but wrote no results to {}{}",
+                           files.raw_jsonl.string(), see);
+    return o;
+  }
+  o.kind = Outcome::Kind::kSucceeded;
+  o.detail = fmt::format("{} result rows", summary->results);
+  return o;
+}
+
+std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jsonl) {
+  std::ifstream in(jsonl, std::ios::binary);
+  if (!in) return std::nullopt;
+  ResultsSummary s;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      ++s.bad_lines;
+      continue;
+    }
+    const std::string record = j.value("record", "");
+    if (record == "context") ++s.contexts;
+    if (record == "result") {
+      ++s.results;
+      if (j.contains("wrong") && j["wrong"].is_number_unsigned()) s.wrong += j["wrong"].get<std::uint64_t>();
+    }
+  }
+  return s;
+}
+
+ResultsSummary write_labelled(const std::filesystem::path& raw, const std::filesystem::path& dest,
+                              const nlohmann::json& labels) {
+  std::ifstream in(raw, std::ios::binary);
+  if (!in) throw_runtime("cannot read {}: {}", raw.string(), std::strerror(errno));
+  const auto tmp = dest.parent_path() / fmt::format(".{}.{}.tmp", dest.filename().string(), ::getpid());
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) throw_runtime("cannot write {}: {}", tmp.string(), std::strerror(errno));
+  ResultsSummary s;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      ++s.bad_lines;
+      continue;
+    }
+    if (!j.is_object()) {
+      ++s.bad_lines;
+      continue;
+    }
+    auto& l = j["labels"];
+    if (!l.is_object()) l = nlohmann::json::object();
+    l.update(labels);
+    const std::string record = j.value("record", "");
+    if (record == "context") ++s.contexts;
+    if (record == "result") {
+      ++s.results;
+      if (j.contains("wrong") && j["wrong"].is_number_unsigned()) s.wrong += j["wrong"].get<std::uint64_t>();
+    }
+    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  out.close();
+  if (!out) throw_runtime("cannot write {}", tmp.string());
+  std::error_code ec;
+  std::filesystem::rename(tmp, dest, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw_runtime("cannot move {} to {}: {}", tmp.string(), dest.string(), ec.message());
+  }
+  return s;
+}
+
+}  // namespace collbench::sweep
