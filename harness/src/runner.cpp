@@ -160,6 +160,14 @@ struct Runner::Impl {
     if (watchdog) watchdog->progress();
   }
 
+  /// A control-plane barrier, watched like an operation: a rank that stopped or died between
+  /// two measurements must not leave the others waiting forever.
+  void barrier(const std::string& what) {
+    arm(what + ": waiting for every rank", 1);
+    boot.barrier();
+    disarm();
+  }
+
   /// Waits for the backend, counting the wait as progress for the watchdog.
   void complete() {
     backend.synchronize();
@@ -231,7 +239,7 @@ struct Runner::Impl {
     run_iterations(plan, backend, 0, o.warmup, nullptr, 0, watchdog);
     complete();
     disarm();
-    boot.barrier();
+    barrier(what);
 
     Timer& t = *timer;
     const auto iters = static_cast<std::size_t>(o.iters);
@@ -239,7 +247,7 @@ struct Runner::Impl {
       device.begin_capture();
       run_iterations(plan, backend, 0, o.iters, nullptr, 0, nullptr);
       device.end_capture();
-      boot.barrier();
+      barrier(what);
       arm(what + ": timed graph launches", stream_ordered ? o.graph_launches * o.iters : 1);
       t.record(0);
       for (int l = 0; l < o.graph_launches; ++l) {
@@ -279,7 +287,7 @@ struct Runner::Impl {
       t.synchronize();
       sample.batch_s = t.seconds(0, 1) / static_cast<double>(iters);
       disarm();
-      boot.barrier();
+      barrier(what);
       arm(what + ": per-iteration samples", ops_per_batch);
       t.record(0);
       run_iterations(plan, backend, 0, o.iters, &t, 0, watchdog);
@@ -292,7 +300,7 @@ struct Runner::Impl {
     for (int round = 0; round < o.check; ++round) {
       const PatternKey key = key_for(spec, dtype, op, static_cast<std::uint32_t>(round) + 1);
       prepare_data(plan, placement, key);
-      boot.barrier();
+      barrier(what);
       IterationPlan single = plan;
       single.window = 1;  // bw/bibw: one message, so the receive buffer is not overwritten
       single.shift_steps = 1;
@@ -388,7 +396,12 @@ struct Runner::Impl {
 
   void report_size(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
                    Placement placement, const RankSample& mine) {
+    arm(describe(spec, std::max(layout.send_count, layout.recv_count) * size_of(dtype), dtype,
+                 spec.reduces ? std::optional(op) : std::nullopt, placement) +
+            ": collecting results",
+        1);
     const auto gathered = boot.gather(pack(mine), 0);
+    disarm();
     if (rank != 0) return;
     std::vector<RankSample> samples;
     for (const auto& g : gathered) samples.push_back(unpack(g));
@@ -585,7 +598,9 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
 
   // Rank 0 counted; every rank needs the totals to choose its exit code.
   RunTotals totals = impl.totals;
+  impl.arm("end of run: agreeing on the result", 1);
   totals.wrong = static_cast<std::int64_t>(bootstrap_.allreduce(static_cast<double>(totals.wrong), ScalarOp::kMax));
+  impl.disarm();
   if (impl.rank == 0) reporter_.finish(totals);
   return totals;
 }
