@@ -130,7 +130,8 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   app.add_option("--window", window, "Messages in flight per bw/bibw iteration (default 64)");
   app.add_option("--device", device, "GPU ordinal for every rank (default: local rank)");
   app.add_option("--require-net", o.require_net,
-                 "Exit 3 before measuring unless NCCL selected this network (e.g. Libfabric, IB)");
+                 "Exit 3 before measuring unless NCCL's traffic between ranks uses this network "
+                 "(e.g. Libfabric, efa, IB, Socket; none for single-node runs)");
   app.add_option("--seed", seed, "Seed of the verification pattern (default 1)");
   app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
 

@@ -1,4 +1,5 @@
-// Launchers of the fill, poison and verify kernels (cuda_kernels.cu). Internal to kernels/.
+// Launchers of the fill, poison and verify kernels (cuda_kernels.cuh; cuda_fill.cu, cuda_verify.cu).
+// Internal to kernels/.
 #pragma once
 
 #include <cuda_runtime.h>

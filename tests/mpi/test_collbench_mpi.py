@@ -184,6 +184,8 @@ class BadInput(Workdir):
             (2, ["-b", "-8"], ["-b -8", "K/M/G"]),
             (2, ["-e", "lots"], ["-e lots"]),
             (2, ["all_reduce", "-d", "half"], ["-d half", "MPI has no half"]),
+            (2, ["-G", "5"], ["-G 5", "--backend nccl"]),
+            (2, ["--require-net", "IB"], ["--require-net IB", "only the nccl backend"]),
         ]
         for np, args, mention in cases:
             with self.subTest(args=args):

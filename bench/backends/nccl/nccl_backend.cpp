@@ -72,7 +72,8 @@ void agree(Bootstrap& bootstrap, const std::optional<Error>& mine) {
     const auto bar = all[r].find('|');
     const auto code = static_cast<ExitCode>(std::stoi(all[r].substr(0, bar)));
     std::string text = all[r].substr(bar + 1);
-    if (all.size() > 1) text = fmt::format("rank {}: {}", r, text);
+    // Each rank prints its own error line (usage errors: rank 0 only): name the rank it is about.
+    if (static_cast<int>(r) != bootstrap.rank()) text = fmt::format("rank {}: {}", r, text);
     throw Error(code, text);
   }
 }
@@ -86,8 +87,11 @@ class NcclBackend final : public Backend {
     check_registration_support();
     capture_ = std::make_unique<nccl::DebugCapture>(bootstrap_.hostname());
     try {
-      init_communicator();
-      if (bootstrap_.size() > 1) establish_connections();
+      nranks_ = bootstrap_.size();
+      rank_ = bootstrap_.rank();
+      check_reachability();
+      init_measurement_communicator();
+      if (nranks_ > 1) establish_connections(comm_, "the measurement communicator");
       capture_->poll();
       capture_->restore_environment();
       describe_and_check_network();
@@ -278,10 +282,8 @@ class NcclBackend final : public Backend {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
   }
 
-  void init_communicator() {
-    nranks_ = bootstrap_.size();
-    rank_ = bootstrap_.rank();
-    // The unique id goes through the bootstrap, never through NCCL itself.
+  /// Rank 0 creates a unique id; the bootstrap (never NCCL) carries it to every rank.
+  ncclUniqueId shared_unique_id() {
     std::string id(sizeof(ncclUniqueId), '\0');
     if (rank_ == 0) {
       ncclUniqueId unique{};
@@ -292,32 +294,96 @@ class NcclBackend final : public Backend {
     bootstrap_.broadcast(id, 0);
     ncclUniqueId unique{};
     std::memcpy(&unique, id.data(), sizeof(unique));
+    return unique;
+  }
 
+  /// Phase 1: a non-blocking communicator, initialised and connected under the --timeout
+  /// deadline and aborted (ncclCommAbort) when it is missed or fails, proves that every rank is up
+  /// and that NCCL's network connects them, before anything is measured.
+  ///
+  /// It is not the communicator that is measured: on a non-blocking communicator every NCCL call
+  /// (each collective included) returns ncclInProgress and completes on a helper thread, which
+  /// costs tens of microseconds per operation and would swamp small-message times.
+  void check_reachability() {
+    const ncclUniqueId unique = shared_unique_id();
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;  // so that a stuck initialisation can be abandoned at the deadline
-    const ncclResult_t r = ncclCommInitRankConfig(&comm_, nranks_, unique, rank_, &config);
-    if (r != ncclSuccess && r != ncclInProgress) fail("ncclCommInitRankConfig", r);
-    wait_for_communicator("NCCL communicator initialisation", deadline());
+    config.blocking = 0;
+    const ncclResult_t r = ncclCommInitRankConfig(&init_comm_, nranks_, unique, rank_, &config);
+    if (r != ncclSuccess && r != ncclInProgress) fail("ncclCommInitRankConfig (non-blocking)", r);
+    wait_for(init_comm_, "NCCL communicator initialisation", deadline());
+    if (nranks_ > 1) establish_connections(init_comm_, "the start-up communicator");
+    const ncclResult_t f = ncclCommFinalize(init_comm_);
+    if (f != ncclSuccess && f != ncclInProgress) fail("ncclCommFinalize (start-up communicator)", f);
+    wait_for(init_comm_, "ncclCommFinalize (start-up communicator)", deadline());
+    ncclCommDestroy(init_comm_);
+    init_comm_ = nullptr;
+  }
+
+  /// Phase 2: the blocking communicator the measurements use. Its initialisation runs on a
+  /// helper thread so that it, too, is bounded by --timeout (a peer that vanished since phase 1).
+  void init_measurement_communicator() {
+    const ncclUniqueId unique = shared_unique_id();
+    struct Outcome {
+      std::atomic<bool> done{false};
+      ncclResult_t result = ncclSuccess;
+      ncclComm_t comm = nullptr;
+    };
+    auto outcome = std::make_shared<Outcome>();
+    const int ordinal = device_->ordinal(), nranks = nranks_, rank = rank_;
+    std::thread worker([outcome, unique, ordinal, nranks, rank] {
+      cudaSetDevice(ordinal);  // NCCL initialises on the calling thread's current device
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 1;
+      ncclUniqueId id = unique;
+      outcome->result = ncclCommInitRankConfig(&outcome->comm, nranks, id, rank, &config);
+      outcome->done.store(true, std::memory_order_release);
+    });
+    const auto until = deadline();
+    while (!outcome->done.load(std::memory_order_acquire)) {
+      const bool late = until && Clock::now() > *until;
+      if (late || abort_requested_) {
+        // The thread is inside NCCL: leave it (it owns `outcome`); the process exits next.
+        worker.detach();
+        if (abort_requested_) {
+          throw_runtime("NCCL communicator initialisation aborted on rank {} ({}) after the --timeout watchdog fired",
+                        rank_, bootstrap_.hostname());
+        }
+        throw_runtime("NCCL communicator initialisation (measurement communicator) did not finish within --timeout "
+                      "{} s on rank {} ({}){}",
+                      options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    worker.join();
+    // A blocking initialisation that failed has released its communicator itself.
+    if (outcome->result != ncclSuccess) fail("ncclCommInitRankConfig", outcome->result);
+    comm_ = outcome->comm;
   }
 
   /// NCCL connects peers at their first operation: one tiny all-reduce makes the channels (and
   /// their "via NET/..." log lines) exist before the network is checked and anything is timed.
-  void establish_connections() {
+  void establish_connections(ncclComm_t comm, const char* which) {
     const auto until = deadline();
-    if (cudaMalloc(&probe_buffer_, 16) != cudaSuccess) throw_runtime("cannot allocate 16 bytes on the GPU");
+    if (!probe_buffer_) {
+      if (cudaMalloc(&probe_buffer_, 16) != cudaSuccess) throw_runtime("cannot allocate 16 bytes on the GPU");
+    }
     if (cudaMemsetAsync(probe_buffer_, 0, 16, device_->stream()) != cudaSuccess) {
       throw_runtime("cannot clear a GPU buffer");
     }
-    check(ncclAllReduce(probe_buffer_, probe_buffer_, 1, ncclFloat32, ncclSum, comm_, device_->stream()),
-          "ncclAllReduce (connection set-up)");
+    const ncclResult_t r = ncclAllReduce(probe_buffer_, probe_buffer_, 1, ncclFloat32, ncclSum, comm, device_->stream());
+    if (r == ncclInProgress) {
+      wait_for(comm, "the first all-reduce (connection set-up)", until);
+    } else if (r != ncclSuccess) {
+      fail("ncclAllReduce (connection set-up)", r);
+    }
     device_->wait([&] {
-      poll_communicator();
+      poll(comm);
       if (until && Clock::now() > *until) {
         capture_->poll();
         abort_communicator();
-        throw_runtime("NCCL's first all-reduce (connection set-up) did not finish within --timeout {} s on rank {} "
-                      "({}): the ranks cannot reach each other over the network NCCL chose{}",
-                      options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
+        throw_runtime("the first all-reduce on {} (connection set-up) did not finish within --timeout {} s on rank "
+                      "{} ({}): the ranks cannot reach each other over the network NCCL chose{}",
+                      which, options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
       }
     });
   }
@@ -348,7 +414,7 @@ class NcclBackend final : public Backend {
     info_.facts["registration"] = options_.register_buffers >= 2   ? "ncclCommWindowRegister (symmetric)"
                                   : options_.register_buffers == 1 ? "ncclCommRegister"
                                                                    : "off";
-    info_.facts["nonblocking_init"] = "yes";
+    info_.facts["init"] = "non-blocking start-up communicator (bounded by --timeout), then a blocking one for measurement";
 
     if (!options_.require_net.empty()) {
       if (auto why = nccl::require_network(options_.require_net, ranks)) throw Error(ExitCode::kRuntime, *why);
@@ -357,12 +423,12 @@ class NcclBackend final : public Backend {
 
   // --- waiting and errors ---------------------------------------------------------------------
 
-  /// Polls a non-blocking communicator until its pending call (initialisation, a group, a
-  /// registration) has finished, honouring the deadline and abort requests.
-  void wait_for_communicator(const char* what, std::optional<Clock::time_point> until) {
+  /// Polls a communicator until its pending call (a non-blocking initialisation, finalisation or
+  /// group) has finished, honouring the deadline and abort requests.
+  void wait_for(ncclComm_t comm, const char* what, std::optional<Clock::time_point> until) {
     for (unsigned spins = 0;; ++spins) {
       ncclResult_t state = ncclSuccess;
-      const ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+      const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
       if (r != ncclSuccess) fail("ncclCommGetAsyncError", r);
       if (state == ncclSuccess) return;
       if (state != ncclInProgress) fail(what, state);
@@ -378,29 +444,30 @@ class NcclBackend final : public Backend {
                       "network NCCL cannot connect over, are the usual causes{}",
                       what, options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
       }
-      if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }
 
   /// Called while waiting for the stream: turns an abort request or an asynchronous NCCL error
   /// into an exception (after aborting the communicator, so no kernel waits forever).
-  void poll_communicator() {
+  void poll(ncclComm_t comm) {
     if (abort_requested_) {
       abort_communicator();
       throw_runtime("NCCL operations aborted on rank {} ({}) after the --timeout watchdog fired", rank_,
                     bootstrap_.hostname());
     }
-    if (!comm_) return;
+    if (!comm) return;
     ncclResult_t state = ncclSuccess;
-    if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) return;
+    if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) return;
     if (state != ncclSuccess && state != ncclInProgress) fail("an NCCL operation (asynchronous error)", state);
   }
+  void poll_communicator() { poll(comm_); }
 
   /// Accepts ncclSuccess; waits out ncclInProgress (non-blocking communicator); throws otherwise.
   void check(ncclResult_t r, const char* call) {
     if (r == ncclSuccess) return;
     if (r == ncclInProgress && comm_) {
-      wait_for_communicator(call, std::nullopt);  // the watchdog bounds this wait
+      wait_for(comm_, call, std::nullopt);  // the watchdog bounds this wait
       return;
     }
     fail(call, r);
@@ -426,21 +493,19 @@ class NcclBackend final : public Backend {
   }
 
   void abort_communicator() noexcept {
+    if (init_comm_) ncclCommAbort(init_comm_);
     if (comm_ && !aborted_) ncclCommAbort(comm_);
+    init_comm_ = nullptr;
     comm_ = nullptr;
     aborted_ = true;
   }
 
   void finalize_communicator() {
     registrations_.clear();
-    const ncclResult_t r = ncclCommFinalize(comm_);
-    if (r != ncclSuccess && r != ncclInProgress) {
-      abort_communicator();
-      return;
-    }
-    wait_for_communicator("ncclCommFinalize", deadline());
-    ncclCommDestroy(comm_);
+    // Blocking communicator: ncclCommDestroy completes outstanding work and frees it.
+    const ncclResult_t r = ncclCommDestroy(comm_);
     comm_ = nullptr;
+    if (r != ncclSuccess) aborted_ = true;
   }
 
   const Options& options_;
@@ -452,7 +517,8 @@ class NcclBackend final : public Backend {
   std::string device_reason_;
   std::unique_ptr<CudaDevice> device_;              // outlives the communicator (declared first)
   std::unique_ptr<nccl::DebugCapture> capture_;     // forwards NCCL's last lines at destruction
-  ncclComm_t comm_ = nullptr;
+  ncclComm_t init_comm_ = nullptr;  // phase 1 only (non-blocking)
+  ncclComm_t comm_ = nullptr;       // the measured, blocking communicator
   void* probe_buffer_ = nullptr;
   std::atomic<bool> abort_requested_{false};
   std::atomic<bool> aborted_{false};

@@ -84,7 +84,13 @@ void parse_info(std::string_view m, LogFacts& f) {
   }
   if (starts_with(m, "NET/Plugin")) {
     const std::size_t loaded = m.find("Loaded net plugin ");
-    if (loaded != std::string_view::npos) {
+    const std::size_t failed = m.find("Failed to initialize ");
+    if (failed != std::string_view::npos) {
+      // "NET/Plugin: Failed to initialize Libfabric (v9), falling back to internal implementation"
+      std::string_view name = m.substr(failed + 21);
+      name = name.substr(0, name.find(" (v"));
+      f.net_plugin = fmt::format("internal ({} failed to initialise)", trim(name));
+    } else if (loaded != std::string_view::npos) {
       std::string_view name = m.substr(loaded + 18);
       const std::size_t version = name.rfind(" (");
       if (version != std::string_view::npos) name = name.substr(0, version);

@@ -176,9 +176,12 @@ std::optional<std::string> unsupported_reason(Primitive primitive, DType dtype, 
       if (nccl_version < 22400) {
         return fmt::format("{} needs NCCL 2.24 or newer (this is NCCL {})", name(dtype), have);
       }
-      if (reduces(primitive) && cc < 90) {
-        return fmt::format("NCCL reduces {} only on GPUs of compute capability 9.0 or newer (this GPU is {}.{})",
-                           name(dtype), cc / 10, cc % 10);
+      // NCCL rejects fp8 reductions before sm_90 ("FP8 reduction support begins with sm90"), and
+      // some releases reject every fp8 collective there: fp8 is only run where all of it works.
+      if (cc < 90) {
+        return fmt::format("{} runs only on GPUs of compute capability 9.0 or newer, where NCCL {} fp8 "
+                           "(this GPU is {}.{})",
+                           name(dtype), reduces(primitive) ? "reduces" : "supports", cc / 10, cc % 10);
       }
       break;
     default: break;

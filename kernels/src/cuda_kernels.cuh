@@ -1,18 +1,27 @@
-// Fill, poison and verify kernels. The values come from pattern.h, the same functions the host
-// uses, so a GPU-filled buffer equals a host-filled one bit for bit.
+// The fill, poison and verify kernels (internal to kernels/; instantiated in cuda_fill.cu and
+// cuda_verify.cu, which nvcc compiles in parallel). The values come from pattern.h, the same
+// functions the host uses, so a GPU-filled buffer equals a host-filled one bit for bit.
 //
-// Speed: each kernel is specialised per dtype (the pattern's per-dtype switches fold away) and
-// moves 16 bytes per thread and step (one vector store or load covering 16 / size elements), so
-// memory traffic is fully coalesced whatever the element size. Buffers need not be 16-byte
-// aligned (in-place layouts start at rank * count elements): the unaligned head and the tail are
-// handled element by element.
+// Speed (they must run at a good fraction of the GPU's memory bandwidth):
+//  - each kernel is specialised per dtype, so pattern.h's per-dtype switches fold away;
+//  - each thread moves 16 bytes per step (one vector store or load of 16 / size elements), so
+//    memory traffic is fully coalesced whatever the element size; buffers need not be 16-byte
+//    aligned (in-place layouts start at rank * count elements): the unaligned head and the tail
+//    are handled element by element;
+//  - kIndex32: when every pattern index fits in 32 bits (any buffer below 4 Gi elements) the
+//    index is passed as a zero-extended 32-bit value, so the compiler drops the pattern's
+//    high-word hashing (otherwise computed speculatively for every element, nearly doubling the
+//    arithmetic);
+//  - kOneRank: a one-rank reduction key (a one-rank job's all-reduce) fixes nranks = 1 at compile
+//    time, so the pattern's rank arithmetic (64-bit remainders) folds away.
+#pragma once
+
 #include <cstdint>
 
 #include "collbench/pattern.h"
 #include "cuda_kernels.h"
 
 namespace collbench::cuda {
-namespace {
 
 constexpr int kThreads = 256;
 
@@ -59,9 +68,13 @@ __device__ __forceinline__ std::uint64_t edge_index(const Split& s, std::uint64_
   return e < s.head ? e : s.tail + (e - s.head);
 }
 
-/// kOneRank: the key is a one-rank reduction (a one-rank job's all-reduce, the common case of a
-/// single-GPU check); fixing nranks = 1 at compile time lets the pattern's rank arithmetic fold.
-template <DType T, bool kOneRank>
+/// The pattern index, with its upper half known to be zero when kIndex32.
+template <bool kIndex32>
+__device__ __forceinline__ std::uint64_t pattern_index(std::uint64_t i) {
+  return kIndex32 ? static_cast<std::uint64_t>(static_cast<std::uint32_t>(i)) : i;
+}
+
+template <DType T, bool kOneRank, bool kIndex32>
 __global__ void __launch_bounds__(kThreads) fill_kernel(unsigned char* out, std::uint64_t count,
                                                           std::uint64_t head, PatternKey key, int rank) {
   key.dtype = T;  // a compile-time constant from here on: pattern.h's dtype switches fold
@@ -75,12 +88,14 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(unsigned char* out, std:
     const std::uint64_t first = s.head + v * per;
     Pack p;
 #pragma unroll
-    for (int k = 0; k < per; ++k) pattern::store(p.bytes, k, T, pattern::input_value(key, rank, first + k));
+    for (int k = 0; k < per; ++k) {
+      pattern::store(p.bytes, k, T, pattern::input_value(key, rank, pattern_index<kIndex32>(first + k)));
+    }
     *reinterpret_cast<uint4*>(out + first * es) = p.vector;
   }
   for (std::uint64_t e = tid; e < s.edge; e += stride) {
     const std::uint64_t i = edge_index(s, e);
-    pattern::store(out, i, T, pattern::input_value(key, rank, i));
+    pattern::store(out, i, T, pattern::input_value(key, rank, pattern_index<kIndex32>(i)));
   }
 }
 
@@ -101,11 +116,19 @@ __global__ void __launch_bounds__(kThreads) poison_kernel(unsigned char* out, st
   for (std::uint64_t e = tid; e < s.edge; e += stride) pattern::store_poison(out, edge_index(s, e), T);
 }
 
-template <DType T, bool kOneRank>
+/// kIndex32 here also means: for a spec without blocks, index_offset + count <= 2^32, so the
+/// offset is folded into the (32-bit) index; with blocks, count <= 2^32.
+template <DType T, bool kOneRank, bool kIndex32>
 __global__ void __launch_bounds__(kThreads) verify_kernel(const unsigned char* __restrict__ data, std::uint64_t head,
                                                             VerifySpec spec, VerifyCounters* counters) {
   spec.key.dtype = T;
   if (kOneRank) spec.key.nranks = 1;
+  std::uint64_t base = 0;  // added to the element index to form the pattern index
+  if (kIndex32 && spec.block == 0) {
+    // expected_value(spec, j) with offset o equals expected_value(spec with offset 0, o + j).
+    base = spec.index_offset;
+    spec.index_offset = 0;
+  }
   constexpr int es = bytes_of(T);
   constexpr int per = 16 / es;
   const Split s = split(spec.count, head, per);
@@ -120,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) verify_kernel(const unsigned char* _
 #pragma unroll
     for (int k = 0; k < per; ++k) {
       double tolerance = 0;
-      const double expected = pattern::expected_value(spec, first + k, &tolerance);
+      const double expected = pattern::expected_value(spec, pattern_index<kIndex32>(base + first + k), &tolerance);
       if (!pattern::matches(pattern::load(p.bytes, k, T), expected, tolerance)) {
         if (wrong == 0) first_wrong = first + k;  // the loop visits indices in increasing order
         ++wrong;
@@ -130,7 +153,7 @@ __global__ void __launch_bounds__(kThreads) verify_kernel(const unsigned char* _
   for (std::uint64_t e = tid; e < s.edge; e += stride) {
     const std::uint64_t i = edge_index(s, e);
     double tolerance = 0;
-    const double expected = pattern::expected_value(spec, i, &tolerance);
+    const double expected = pattern::expected_value(spec, pattern_index<kIndex32>(base + i), &tolerance);
     if (!pattern::matches(pattern::load(data, i, T), expected, tolerance)) {
       if (i < first_wrong) first_wrong = i;
       ++wrong;
@@ -143,13 +166,13 @@ __global__ void __launch_bounds__(kThreads) verify_kernel(const unsigned char* _
 }
 
 /// Elements before the first 16-byte boundary of `p` (buffers are always element-aligned).
-std::uint64_t head_elements(const void* p, int es, std::uint64_t count) {
+inline std::uint64_t head_elements(const void* p, int es, std::uint64_t count) {
   const auto misalign = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p) % 16);
   const std::uint64_t head = misalign ? (16 - misalign) / static_cast<std::uint64_t>(es) : 0;
   return head < count ? head : count;
 }
 
-unsigned grid_for(std::uint64_t count, int es, int blocks_cap) {
+inline unsigned grid_for(std::uint64_t count, int es, int blocks_cap) {
   const std::uint64_t per_thread = static_cast<std::uint64_t>(16 / es);
   const std::uint64_t threads = (count + per_thread - 1) / per_thread;
   std::uint64_t blocks = (threads + kThreads - 1) / kThreads;
@@ -157,40 +180,7 @@ unsigned grid_for(std::uint64_t count, int es, int blocks_cap) {
   return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
-template <DType T>
-cudaError_t fill_as(unsigned char* out, const FillSpec& spec, cudaStream_t stream, int blocks_cap) {
-  constexpr int es = bytes_of(T);
-  const std::uint64_t head = head_elements(out, es, spec.count);
-  const unsigned grid = grid_for(spec.count, es, blocks_cap);
-  if (spec.key.reduction && spec.key.nranks == 1) {
-    fill_kernel<T, true><<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
-  } else {
-    fill_kernel<T, false><<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
-  }
-  return cudaGetLastError();
-}
-
-template <DType T>
-cudaError_t poison_as(unsigned char* out, std::uint64_t count, cudaStream_t stream, int blocks_cap) {
-  constexpr int es = bytes_of(T);
-  const std::uint64_t head = head_elements(out, es, count);
-  poison_kernel<T><<<grid_for(count, es, blocks_cap), kThreads, 0, stream>>>(out, count, head);
-  return cudaGetLastError();
-}
-
-template <DType T>
-cudaError_t verify_as(const unsigned char* in, const VerifySpec& spec, VerifyCounters* counters, cudaStream_t stream,
-                      int blocks_cap) {
-  constexpr int es = bytes_of(T);
-  const std::uint64_t head = head_elements(in, es, spec.count);
-  const unsigned grid = grid_for(spec.count, es, blocks_cap);
-  if (spec.key.reduction && spec.key.nranks == 1) {
-    verify_kernel<T, true><<<grid, kThreads, 0, stream>>>(in, head, spec, counters);
-  } else {
-    verify_kernel<T, false><<<grid, kThreads, 0, stream>>>(in, head, spec, counters);
-  }
-  return cudaGetLastError();
-}
+constexpr std::uint64_t kIndex32Limit = std::uint64_t{1} << 32;
 
 /// Calls FUNCTION<dtype>(...) with the dtype as a template argument.
 #define CB_DISPATCH(dtype, FUNCTION, ...)                                          \
@@ -209,27 +199,5 @@ cudaError_t verify_as(const unsigned char* in, const VerifySpec& spec, VerifyCou
     case DType::kFp8E5M2: return FUNCTION<DType::kFp8E5M2>(__VA_ARGS__);           \
   }                                                                                \
   return cudaErrorInvalidValue
-
-}  // namespace
-
-cudaError_t launch_fill(void* destination, const FillSpec& spec, cudaStream_t stream, int blocks_cap) {
-  if (spec.count == 0) return cudaSuccess;
-  auto* out = static_cast<unsigned char*>(destination);
-  CB_DISPATCH(spec.key.dtype, fill_as, out, spec, stream, blocks_cap);
-}
-
-cudaError_t launch_poison(void* destination, DType dtype, std::uint64_t count, cudaStream_t stream,
-                          int blocks_cap) {
-  if (count == 0) return cudaSuccess;
-  auto* out = static_cast<unsigned char*>(destination);
-  CB_DISPATCH(dtype, poison_as, out, count, stream, blocks_cap);
-}
-
-cudaError_t launch_verify(const void* data, const VerifySpec& spec, VerifyCounters* counters, cudaStream_t stream,
-                          int blocks_cap) {
-  if (spec.count == 0) return cudaSuccess;
-  const auto* in = static_cast<const unsigned char*>(data);
-  CB_DISPATCH(spec.key.dtype, verify_as, in, spec, counters, stream, blocks_cap);
-}
 
 }  // namespace collbench::cuda
