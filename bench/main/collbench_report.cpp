@@ -1,8 +1,8 @@
 // collbench-report: parse -> run -> one catch.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <new>
-
-#include <fmt/format.h>
 
 #include "collbench/error.h"
 #include "collbench/report/report.h"

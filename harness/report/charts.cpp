@@ -1,10 +1,10 @@
 #include "collbench/report/charts.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "collbench/sizes.h"
 
@@ -32,9 +32,11 @@ std::optional<Dim> dim_by_name(std::string_view text) {
 std::string point_title(const std::string& series, const Point& p, LineMetric line) {
   std::string t = fmt::format("{}\n{}: ", series, format_bytes(p.bytes));
   if (line == LineMetric::kP50 && p.has_spread) {
-    t += fmt::format("{} GB/s busbw (median iteration)\nper-iteration band min–p99: {}–{} GB/s\nheadline: {} GB/s, {} µs",
-                     format_sig(p.busbw_p50), format_sig(p.busbw_low), format_sig(p.busbw_high),
-                     format_sig(p.busbw), format_sig(p.time_us));
+    t += fmt::format(
+        "{} GB/s busbw (median iteration)\nper-iteration band min–p99: {}–{} GB/s\nheadline: {} "
+        "GB/s, {} µs",
+        format_sig(p.busbw_p50), format_sig(p.busbw_low), format_sig(p.busbw_high),
+        format_sig(p.busbw), format_sig(p.time_us));
   } else {
     t += fmt::format("{} GB/s busbw (headline), {} µs", format_sig(p.busbw), format_sig(p.time_us));
     if (p.has_spread) {
@@ -55,7 +57,8 @@ std::string latency_title(const std::string& series, const Point& p, LineMetric 
   } else {
     t += fmt::format("{} µs (headline)", format_sig(p.time_us));
     if (p.has_spread) {
-      t += fmt::format("\nper-iteration min–p99: {}–{} µs", format_sig(p.time_min), format_sig(p.time_p99));
+      t += fmt::format("\nper-iteration min–p99: {}–{} µs", format_sig(p.time_min),
+                       format_sig(p.time_p99));
     }
   }
   if (p.samples > 1) t += fmt::format("\n{} rows merged (median)", p.samples);
@@ -63,9 +66,15 @@ std::string latency_title(const std::string& series, const Point& p, LineMetric 
 }
 
 std::string spread_note(LineMetric line) {
-  return line == LineMetric::kP50
-             ? "line: median per-iteration time · band: per-iteration min–p99"
-             : "line: headline (batch) time · band: per-iteration min–p99";
+  return line == LineMetric::kP50 ? "line: median iteration · band: iteration min–p99"
+                                  : "line: headline (batch) · band: iteration min–p99";
+}
+
+// The view without the test name (the chart title has it).
+std::string view_kind(const TestView& view) {
+  std::string t = view.dtype;
+  if (!view.op.empty()) t += " · " + view.op;
+  return t + " · " + view.placement;
 }
 
 void size_panels(Chart& chart) {
@@ -84,7 +93,8 @@ std::string view_title(const TestView& view) {
   return t + " · " + view.placement;
 }
 
-Layout layout_series(const Model& model, const std::vector<int>& series, const ChartOptions& options) {
+Layout layout_series(const Model& model, const std::vector<int>& series,
+                     const ChartOptions& options) {
   Layout layout;
   const auto dims = varying_dims(model, series);
   const int limit = std::max(1, options.max_series_per_panel);
@@ -116,14 +126,28 @@ Layout layout_series(const Model& model, const std::vector<int>& series, const C
     layout.panels.push_back({"", series});
     for (std::size_t i = 0; i < series.size(); ++i) {
       layout.style.push_back(static_cast<int>(i));
-      layout.legend.push_back({model.configs[model.series[series[i]].config].name, static_cast<int>(i), "", false});
+      layout.legend.push_back(
+          {model.configs[model.series[series[i]].config].name, static_cast<int>(i), "", false});
     }
     return layout;
   }
   layout.facet_dim = std::string(name(*facet));
+  // The remaining dimensions that vary inside some panel name the series (ranks, for example,
+  // usually follows nodes and then says nothing within a nodes panel).
   std::vector<Dim> rest;
   for (Dim d : dims) {
-    if (d != *facet) rest.push_back(d);
+    if (d == *facet) continue;
+    std::map<std::string, std::set<std::string>> values_per_group;
+    for (int s : series) {
+      const Config& c = model.configs[model.series[s].config];
+      values_per_group[c.value(*facet)].insert(c.value(d));
+    }
+    for (const auto& [group, values] : values_per_group) {
+      if (values.size() > 1) {
+        rest.push_back(d);
+        break;
+      }
+    }
   }
   // Groups in configuration order (series arrive in that order).
   std::vector<std::string> group_order;
@@ -147,8 +171,9 @@ Layout layout_series(const Model& model, const std::vector<int>& series, const C
     const auto& members = groups[value];
     const std::size_t chunks = (members.size() + limit - 1) / limit;
     for (std::size_t k = 0; k < chunks; ++k) {
-      std::vector<int> part(members.begin() + static_cast<std::ptrdiff_t>(k * limit),
-                            members.begin() + static_cast<std::ptrdiff_t>(std::min(members.size(), (k + 1) * limit)));
+      std::vector<int> part(
+          members.begin() + static_cast<std::ptrdiff_t>(k * limit),
+          members.begin() + static_cast<std::ptrdiff_t>(std::min(members.size(), (k + 1) * limit)));
       std::string title = group_title[value];
       if (chunks > 1) title += fmt::format(" ({}/{})", k + 1, chunks);
       layout.panels.push_back({title, std::move(part)});
@@ -171,10 +196,13 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
   Chart chart;
   chart.id = "busbw-" + view.test;
   chart.title = fmt::format("{}: bus bandwidth vs message size", view.test);
-  chart.subtitle = fmt::format("{} · {}", view_title(view), spread_note(options.line));
+  chart.subtitle = fmt::format("{} · {}", view_kind(view), spread_note(options.line));
   chart.x = {AxisScale::kLog2, AxisFormat::kBytes, "message size (bytes, log2 scale)", {}, true};
-  chart.y = {options.log_y ? AxisScale::kLog10 : AxisScale::kLinear, AxisFormat::kNumber,
-             options.log_y ? "bus bandwidth (GB/s, log scale)" : "bus bandwidth (GB/s)", {}, true};
+  chart.y = {options.log_y ? AxisScale::kLog10 : AxisScale::kLinear,
+             AxisFormat::kNumber,
+             options.log_y ? "bus bandwidth (GB/s, log scale)" : "bus bandwidth (GB/s)",
+             {},
+             true};
   const Layout layout = layout_series(model, view.series, options);
   for (const auto& [title, members] : layout.panels) {
     Panel panel{title, {}};
@@ -207,7 +235,7 @@ Chart latency_chart(const Model& model, const TestView& view, const ChartOptions
   Chart chart;
   chart.id = "latency-" + view.test;
   chart.title = fmt::format("{}: time per operation, small messages", view.test);
-  chart.subtitle = fmt::format("{} · sizes up to {} · {}", view_title(view),
+  chart.subtitle = fmt::format("{} · up to {} · {}", view_kind(view),
                                format_bytes(options.latency_max_bytes), spread_note(options.line));
   chart.x = {AxisScale::kLog2, AxisFormat::kBytes, "message size (bytes, log2 scale)", {}, true};
   chart.y = {AxisScale::kLog10, AxisFormat::kNumber, "time (µs, log scale)", {}, false};
@@ -243,7 +271,8 @@ Chart latency_chart(const Model& model, const TestView& view, const ChartOptions
   return chart;
 }
 
-std::optional<Chart> scaling_chart(const Model& model, const TestView& view, const ChartOptions& options) {
+std::optional<Chart> scaling_chart(const Model& model, const TestView& view,
+                                   const ChartOptions& options) {
   // Families: configurations that differ only in node (and rank) count.
   std::vector<Dim> family_dims;
   for (Dim d : varying_dims(model, view.series)) {
@@ -273,7 +302,8 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view, con
   };
   std::vector<std::uint64_t> sizes = options.scaling_sizes;
   if (sizes.empty()) {
-    std::vector<std::uint64_t> candidates{std::uint64_t{1} << 20, std::uint64_t{64} << 20, std::uint64_t{1} << 30};
+    std::vector<std::uint64_t> candidates{std::uint64_t{1} << 20, std::uint64_t{64} << 20,
+                                          std::uint64_t{1} << 30};
     // The largest size measured at every node count of a family.
     for (const auto& f : family_order) {
       std::set<std::uint64_t> common;
@@ -310,16 +340,20 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view, con
   Chart chart;
   chart.id = "scaling-" + view.test;
   chart.title = fmt::format("{}: bus bandwidth vs node count", view.test);
-  chart.subtitle = fmt::format("{} · at {} · {}", view_title(view),
-                               [&] {
-                                 std::string s;
-                                 for (auto b : sizes) s += (s.empty() ? "" : ", ") + format_bytes(b);
-                                 return s;
-                               }(),
-                               options.line == LineMetric::kP50 ? "median per-iteration, band min–p99" : "headline");
+  chart.subtitle = fmt::format(
+      "{} · at {} · {}", view_kind(view),
+      [&] {
+        std::string s;
+        for (auto b : sizes) s += (s.empty() ? "" : ", ") + format_bytes(b);
+        return s;
+      }(),
+      options.line == LineMetric::kP50 ? "median iteration, band min–p99" : "headline");
   chart.x = {AxisScale::kLog2, AxisFormat::kNumber, "nodes (log2 scale)", {}, true};
-  chart.y = {options.log_y ? AxisScale::kLog10 : AxisScale::kLinear, AxisFormat::kNumber,
-             "bus bandwidth (GB/s)", {}, true};
+  chart.y = {options.log_y ? AxisScale::kLog10 : AxisScale::kLinear,
+             AxisFormat::kNumber,
+             "bus bandwidth (GB/s)",
+             {},
+             true};
   std::set<int> all_nodes;
   static constexpr const char* kSizeDash[] = {"solid", "7 3", "2 2.5", "9 3 2 3"};
   const bool one_family = family_order.size() == 1;
@@ -328,7 +362,8 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view, con
     const auto& members = families[family_order[fi]];
     for (std::size_t si = 0; si < sizes.size(); ++si) {
       ChartSeries cs;
-      cs.name = one_family ? format_bytes(sizes[si]) : fmt::format("{} · {}", family_order[fi], format_bytes(sizes[si]));
+      cs.name = one_family ? format_bytes(sizes[si])
+                           : fmt::format("{} · {}", family_order[fi], format_bytes(sizes[si]));
       cs.style = static_cast<int>(one_family ? si : fi);
       if (!one_family) cs.dash = kSizeDash[si % std::size(kSizeDash)];
       for (const auto& [nodes, series] : members) {
@@ -342,9 +377,10 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view, con
           cp.low = p->busbw_low;
           cp.high = p->busbw_high;
         }
-        cp.title = point_title(fmt::format("{} · {} node{}", model.configs[model.series[series].config].name,
-                                           nodes, nodes == 1 ? "" : "s"),
-                               *p, options.line);
+        cp.title = point_title(
+            fmt::format("{} · {} node{}", model.configs[model.series[series].config].name, nodes,
+                        nodes == 1 ? "" : "s"),
+            *p, options.line);
         cs.points.push_back(std::move(cp));
       }
       if (!cs.points.empty()) panel.series.push_back(std::move(cs));
@@ -352,11 +388,14 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view, con
   }
   for (int n : all_nodes) chart.x.ticks.push_back(n);
   if (one_family) {
-    for (std::size_t si = 0; si < sizes.size(); ++si) chart.legend.push_back({format_bytes(sizes[si]), static_cast<int>(si), "", false});
+    for (std::size_t si = 0; si < sizes.size(); ++si)
+      chart.legend.push_back({format_bytes(sizes[si]), static_cast<int>(si), "", false});
   } else {
-    for (std::size_t fi = 0; fi < family_order.size(); ++fi) chart.legend.push_back({family_order[fi], static_cast<int>(fi), "solid", false});
+    for (std::size_t fi = 0; fi < family_order.size(); ++fi)
+      chart.legend.push_back({family_order[fi], static_cast<int>(fi), "solid", false});
     for (std::size_t si = 0; si < sizes.size(); ++si) {
-      chart.legend.push_back({format_bytes(sizes[si]), 6, kSizeDash[si % std::size(kSizeDash)], false});
+      chart.legend.push_back(
+          {format_bytes(sizes[si]), 6, kSizeDash[si % std::size(kSizeDash)], false});
     }
   }
   chart.panels.push_back(std::move(panel));
@@ -365,8 +404,9 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view, con
 
 Table figures_table(const Model& model, const TestView& view) {
   Table t;
-  t.header = {"Series", "Peak busbw (GB/s)", "at", "1 MiB", "64 MiB", "1 GiB", "Largest size",
-              "8 B latency (µs)", "n½", "α (µs)", "β (GB/s)", "β bus (GB/s)", "fit error"};
+  t.header = {"Series",       "Peak busbw (GB/s)", "at", "1 MiB",  "64 MiB",   "1 GiB",
+              "Largest size", "8 B latency (µs)",  "n½", "α (µs)", "β (GB/s)", "β bus (GB/s)",
+              "fit error"};
   t.numeric = {false, true, true, true, true, true, true, true, true, true, true, true, true};
   auto at = [](const std::optional<SeriesFigures::At>& a) {
     if (!a) return std::string("—");
@@ -382,7 +422,8 @@ Table figures_table(const Model& model, const TestView& view) {
     row.push_back(at(f.at_1m));
     row.push_back(at(f.at_64m));
     row.push_back(at(f.at_1g));
-    row.push_back(fmt::format("{} at {}", format_sig(f.largest_busbw), format_bytes(f.largest_bytes)));
+    row.push_back(
+        fmt::format("{} at {}", format_sig(f.largest_busbw), format_bytes(f.largest_bytes)));
     row.push_back(f.smallest_bytes == 8 ? format_sig(f.smallest_time_us)
                                         : fmt::format("{} at {}", format_sig(f.smallest_time_us),
                                                       format_bytes(f.smallest_bytes)));

@@ -1,10 +1,10 @@
 #include "collbench/report/compare.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "collbench/sizes.h"
 
@@ -12,10 +12,14 @@ namespace collbench::report {
 
 std::string_view name(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kSame: return "same";
-    case Verdict::kNoise: return "within noise";
-    case Verdict::kRegression: return "regression";
-    case Verdict::kImprovement: return "improvement";
+    case Verdict::kSame:
+      return "same";
+    case Verdict::kNoise:
+      return "within noise";
+    case Verdict::kRegression:
+      return "regression";
+    case Verdict::kImprovement:
+      return "improvement";
   }
   return "?";
 }
@@ -47,7 +51,8 @@ Verdict judge(const Point& base, const Point& cand, double ratio, double thresho
 }
 
 std::string full_name(const Config& c) {
-  return fmt::format("{} · {} node{} × {} ranks", c.backend, c.nodes, c.nodes == 1 ? "" : "s", c.nranks);
+  return fmt::format("{} · {} node{} × {} ranks", c.backend, c.nodes, c.nodes == 1 ? "" : "s",
+                     c.nranks);
 }
 
 }  // namespace
@@ -56,7 +61,8 @@ Comparison compare(const Model& baseline, const Model& candidate, const CompareO
   Comparison out;
   out.threshold = options.threshold;
   for (Dim d : kAllDims) {
-    if (std::find(options.ignore.begin(), options.ignore.end(), d) != options.ignore.end()) continue;
+    if (std::find(options.ignore.begin(), options.ignore.end(), d) != options.ignore.end())
+      continue;
     const auto b = values_of(baseline, d);
     const auto c = values_of(candidate, d);
     if (b.size() == 1 && c.size() == 1 && b != c) {
@@ -73,7 +79,9 @@ Comparison compare(const Model& baseline, const Model& candidate, const CompareO
     values.insert(more.begin(), more.end());
     if (values.size() > 1) naming.push_back(d);
   }
-  auto config_name = [&naming](const Config& c) { return naming.empty() ? full_name(c) : describe(c, naming); };
+  auto config_name = [&naming](const Config& c) {
+    return naming.empty() ? full_name(c) : describe(c, naming);
+  };
   auto key_of = [&](const Model& m, const Series& s) {
     std::string key;
     for (Dim d : out.match_dims) key += m.configs[s.config].value(d) + '\x1f';
@@ -108,12 +116,19 @@ Comparison compare(const Model& baseline, const Model& candidate, const CompareO
     }
     used.insert(it->second);
     const Series& bs = baseline.series[it->second];
-    Comparison::SeriesPair pair{config_name(candidate.configs[cs.config]), cs.test, cs.dtype, cs.op,
-                                cs.placement, it->second, static_cast<int>(ci), {}};
+    Comparison::SeriesPair pair{config_name(candidate.configs[cs.config]),
+                                cs.test,
+                                cs.dtype,
+                                cs.op,
+                                cs.placement,
+                                it->second,
+                                static_cast<int>(ci),
+                                {}};
     std::vector<std::uint64_t> only_base, only_cand;
     std::size_t i = 0, j = 0;
     while (i < bs.points.size() || j < cs.points.size()) {
-      if (j == cs.points.size() || (i < bs.points.size() && bs.points[i].bytes < cs.points[j].bytes)) {
+      if (j == cs.points.size() ||
+          (i < bs.points.size() && bs.points[i].bytes < cs.points[j].bytes)) {
         only_base.push_back(bs.points[i++].bytes);
       } else if (i == bs.points.size() || cs.points[j].bytes < bs.points[i].bytes) {
         only_cand.push_back(cs.points[j++].bytes);
@@ -132,10 +147,17 @@ Comparison compare(const Model& baseline, const Model& candidate, const CompareO
         m.ratio = ratio_of(m.baseline, m.candidate);
         m.verdict = judge(m.baseline, m.candidate, m.ratio, options.threshold);
         switch (m.verdict) {
-          case Verdict::kRegression: ++out.regressions; break;
-          case Verdict::kImprovement: ++out.improvements; break;
-          case Verdict::kNoise: ++out.noise; break;
-          case Verdict::kSame: break;
+          case Verdict::kRegression:
+            ++out.regressions;
+            break;
+          case Verdict::kImprovement:
+            ++out.improvements;
+            break;
+          case Verdict::kNoise:
+            ++out.noise;
+            break;
+          case Verdict::kSame:
+            break;
         }
         pair.points.push_back(out.matched.size());
         out.matched.push_back(std::move(m));
@@ -144,10 +166,12 @@ Comparison compare(const Model& baseline, const Model& candidate, const CompareO
       }
     }
     if (!only_base.empty()) {
-      out.unmatched.push_back({true, pair.config, cs.test, cs.dtype, cs.op, cs.placement, only_base, false});
+      out.unmatched.push_back(
+          {true, pair.config, cs.test, cs.dtype, cs.op, cs.placement, only_base, false});
     }
     if (!only_cand.empty()) {
-      out.unmatched.push_back({false, pair.config, cs.test, cs.dtype, cs.op, cs.placement, only_cand, false});
+      out.unmatched.push_back(
+          {false, pair.config, cs.test, cs.dtype, cs.op, cs.placement, only_cand, false});
     }
     out.pairs.push_back(std::move(pair));
   }
@@ -162,7 +186,8 @@ namespace {
 std::vector<const Comparison::SeriesPair*> pairs_for(const Comparison& c, const TestView& view) {
   std::vector<const Comparison::SeriesPair*> pairs;
   for (const auto& p : c.pairs) {
-    if (p.test == view.test && p.dtype == view.dtype && p.op == view.op && p.placement == view.placement) {
+    if (p.test == view.test && p.dtype == view.dtype && p.op == view.op &&
+        p.placement == view.placement) {
       pairs.push_back(&p);
     }
   }
@@ -179,8 +204,8 @@ std::optional<Chart> ratio_chart(const Comparison& comparison, const Model& base
   Chart chart;
   chart.id = "ratio-" + view.test;
   chart.title = fmt::format("{}: candidate / baseline bus bandwidth", view.test);
-  chart.subtitle = fmt::format("{} · above 1 = candidate faster · ringed points are regressions",
-                               view_title(view));
+  chart.subtitle = fmt::format("{} · {} · above 1: candidate faster · ringed: regression",
+                               view.dtype, view.placement);
   chart.x = {AxisScale::kLog2, AxisFormat::kBytes, "message size (bytes, log2 scale)", {}, true};
   chart.y = {AxisScale::kLinear, AxisFormat::kNumber, "ratio (candidate / baseline)", {}, false};
   const double t = comparison.threshold;
@@ -188,7 +213,9 @@ std::optional<Chart> ratio_chart(const Comparison& comparison, const Model& base
   const std::size_t limit = static_cast<std::size_t>(std::max(1, options.max_series_per_panel));
   for (std::size_t k = 0; k < pairs.size(); k += limit) {
     Panel panel;
-    if (pairs.size() > limit) panel.title = fmt::format("{}–{} of {}", k + 1, std::min(pairs.size(), k + limit), pairs.size());
+    if (pairs.size() > limit)
+      panel.title =
+          fmt::format("{}–{} of {}", k + 1, std::min(pairs.size(), k + limit), pairs.size());
     for (std::size_t i = k; i < std::min(pairs.size(), k + limit); ++i) {
       ChartSeries cs;
       cs.name = pairs[i]->config;
@@ -208,7 +235,8 @@ std::optional<Chart> ratio_chart(const Comparison& comparison, const Model& base
     }
     chart.panels.push_back(std::move(panel));
   }
-  for (std::size_t i = 0; i < pairs.size(); ++i) chart.legend.push_back({pairs[i]->config, static_cast<int>(i), "", false});
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    chart.legend.push_back({pairs[i]->config, static_cast<int>(i), "", false});
   chart.legend.push_back({fmt::format("±{:g}% threshold", 100 * t), 0, "", true});
   if (chart.panels.size() > 1) {
     chart.columns = 2;
@@ -226,15 +254,20 @@ std::optional<Chart> overlay_chart(const Comparison& comparison, const Model& ba
   Chart chart;
   chart.id = "overlay-" + view.test;
   chart.title = fmt::format("{}: baseline (dashed) and candidate (solid)", view.test);
-  chart.subtitle = fmt::format("{} · headline bus bandwidth", view_title(view));
+  chart.subtitle = fmt::format("{} · {} · headline bus bandwidth", view.dtype, view.placement);
   chart.x = {AxisScale::kLog2, AxisFormat::kBytes, "message size (bytes, log2 scale)", {}, true};
-  chart.y = {options.log_y ? AxisScale::kLog10 : AxisScale::kLinear, AxisFormat::kNumber,
-             "bus bandwidth (GB/s)", {}, true};
+  chart.y = {options.log_y ? AxisScale::kLog10 : AxisScale::kLinear,
+             AxisFormat::kNumber,
+             "bus bandwidth (GB/s)",
+             {},
+             true};
   // Two lines per configuration: half as many configurations per panel.
   const std::size_t limit = static_cast<std::size_t>(std::max(1, options.max_series_per_panel / 2));
   for (std::size_t k = 0; k < pairs.size(); k += limit) {
     Panel panel;
-    if (pairs.size() > limit) panel.title = fmt::format("{}–{} of {}", k + 1, std::min(pairs.size(), k + limit), pairs.size());
+    if (pairs.size() > limit)
+      panel.title =
+          fmt::format("{}–{} of {}", k + 1, std::min(pairs.size(), k + limit), pairs.size());
     for (std::size_t i = k; i < std::min(pairs.size(), k + limit); ++i) {
       for (int side = 0; side < 2; ++side) {
         const Model& m = side == 0 ? baseline : candidate;
@@ -247,8 +280,8 @@ std::optional<Chart> overlay_chart(const Comparison& comparison, const Model& ba
           ChartPoint cp;
           cp.x = static_cast<double>(p.bytes);
           cp.y = p.busbw;
-          cp.title = fmt::format("{}\n{}: {} GB/s, {} µs", cs.name, format_bytes(p.bytes), format_sig(p.busbw),
-                                 format_sig(p.time_us));
+          cp.title = fmt::format("{}\n{}: {} GB/s, {} µs", cs.name, format_bytes(p.bytes),
+                                 format_sig(p.busbw), format_sig(p.time_us));
           cs.points.push_back(std::move(cp));
         }
         panel.series.push_back(std::move(cs));
@@ -256,7 +289,8 @@ std::optional<Chart> overlay_chart(const Comparison& comparison, const Model& ba
     }
     chart.panels.push_back(std::move(panel));
   }
-  for (std::size_t i = 0; i < pairs.size(); ++i) chart.legend.push_back({pairs[i]->config, static_cast<int>(i), "solid", false});
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    chart.legend.push_back({pairs[i]->config, static_cast<int>(i), "solid", false});
   chart.legend.push_back({"baseline", 6, "7 4", false});
   chart.legend.push_back({"candidate", 6, "solid", false});
   if (chart.panels.size() > 1) {

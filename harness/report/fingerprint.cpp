@@ -1,8 +1,8 @@
 // Run fingerprints: what each configuration ran on, from its runs' context records.
+#include <fmt/format.h>
+
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "collbench/report/report.h"
 
@@ -61,26 +61,16 @@ std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) 
         }
       }
       if (c.contains("labels")) instances.add(string_or(c["labels"], "instance_type"));
-      if (c.contains("ranks") && c["ranks"].is_array()) {
-        std::map<std::string, int> models;
-        std::vector<std::string> order;
-        for (const auto& r : c["ranks"]) {
-          if (!r.contains("device")) continue;
-          std::string model_name = string_or(r["device"], "model", "?");
-          const std::string driver = string_or(r["device"], "driver_version");
-          if (!driver.empty()) model_name += fmt::format(" (driver {})", driver);
-          if (!models.count(model_name)) order.push_back(model_name);
-          ++models[model_name];
-        }
-        std::vector<std::string> parts;
-        for (const auto& m : order) parts.push_back(fmt::format("{} ×{}", m, models[m]));
-        devices.add(join(parts, ", "));
-      }
+      std::vector<std::string> parts;
+      for (const auto& [device, count] : it->second.devices)
+        parts.push_back(fmt::format("{} ×{}", device, count));
+      devices.add(join(parts, ", "));
       versions.add(string_or(c, "collbench_version"));
       if (c.contains("libraries") && c["libraries"].is_object()) {
         std::vector<std::string> parts;
         for (const auto& [k, v] : c["libraries"].items()) {
-          parts.push_back(fmt::format("{}: {}", k, v.is_string() ? v.get<std::string>() : v.dump()));
+          parts.push_back(
+              fmt::format("{}: {}", k, v.is_string() ? v.get<std::string>() : v.dump()));
         }
         libraries.add(join(parts, "; "));
       }
@@ -95,7 +85,8 @@ std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) 
         for (const auto& [rank, diff] : c["env_differences"].items()) {
           std::vector<std::string> parts;
           for (const auto& [k, v] : diff.items()) {
-            parts.push_back(fmt::format("{}={}", k, v.is_string() ? v.get<std::string>() : std::string("(unset)")));
+            parts.push_back(fmt::format(
+                "{}={}", k, v.is_string() ? v.get<std::string>() : std::string("(unset)")));
           }
           rank_env.add(fmt::format("rank {}: {}", rank, join(parts, ", ")));
         }
@@ -114,7 +105,8 @@ std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) 
     f.network = network.text();
     f.rank_env_differences = rank_env.text("; ", "");
     if (missing > 0) {
-      const std::string note = fmt::format("(no context for {} of {} runs)", missing, config.run_ids.size());
+      const std::string note =
+          fmt::format("(no context for {} of {} runs)", missing, config.run_ids.size());
       f.hosts = f.hosts == "—" ? note : f.hosts + " " + note;
     }
     out.push_back(std::move(f));
@@ -147,7 +139,8 @@ std::vector<EnvDifference> env_differences(const ResultSet& set, const Model& mo
       if (!has_context[ci]) continue;
       const auto it = per_config.find(ci);
       std::string value = "(unset)";
-      if (it != per_config.end()) value = join(std::vector<std::string>(it->second.begin(), it->second.end()), " | ");
+      if (it != per_config.end())
+        value = join(std::vector<std::string>(it->second.begin(), it->second.end()), " | ");
       if (!by_value.count(value)) order.push_back(value);
       by_value[value].push_back(model.configs[ci].name);
     }

@@ -17,12 +17,14 @@ void write_gbench_json(const ResultSet& set, const Model& model, const Sink& sin
       const auto it = set.contexts.find(run);
       if (it == set.contexts.end()) continue;
       const auto& c = it->second.json;
-      if (date.empty() && c.contains("start_time") && c["start_time"].is_string()) date = c["start_time"];
+      if (date.empty() && c.contains("start_time") && c["start_time"].is_string())
+        date = c["start_time"];
       if (host.empty() && c.contains("hosts") && c["hosts"].is_array() && !c["hosts"].empty() &&
           c["hosts"][0].contains("name") && c["hosts"][0]["name"].is_string()) {
         host = c["hosts"][0]["name"];
       }
-      if (version.empty() && c.contains("collbench_version") && c["collbench_version"].is_string()) {
+      if (version.empty() && c.contains("collbench_version") &&
+          c["collbench_version"].is_string()) {
         version = c["collbench_version"];
       }
     }
@@ -47,30 +49,32 @@ void write_gbench_json(const ResultSet& set, const Model& model, const Sink& sin
     const Series& s = model.series[si];
     const Config& c = model.configs[s.config];
     std::string suffix;
-    for (Dim d : model.varying) suffix += fmt::format("{}{}={}", suffix.empty() ? "/" : ",", name(d), c.value(d));
+    for (Dim d : model.varying)
+      suffix += fmt::format("{}{}={}", suffix.empty() ? "/" : ",", name(d), c.value(d));
     for (std::size_t pi = 0; pi < s.points.size(); ++pi) {
       const Point& p = s.points[pi];
-      const std::string bench_name = fmt::format("{}/{}{}/{}/{}{}", s.test, s.dtype, s.op.empty() ? "" : "/" + s.op,
-                                                 s.placement, p.bytes, suffix);
+      const std::string bench_name =
+          fmt::format("{}/{}{}/{}/{}{}", s.test, s.dtype, s.op.empty() ? "" : "/" + s.op,
+                      s.placement, p.bytes, suffix);
       for (std::size_t ri = 0; ri < p.rows.size(); ++ri) {
         const Row& r = set.rows[p.rows[ri]];
         const nlohmann::json entry{{"name", bench_name},
-                              {"family_index", si},
-                              {"per_family_instance_index", pi},
-                              {"run_name", bench_name},
-                              {"run_type", "iteration"},
-                              {"repetitions", p.rows.size()},
-                              {"repetition_index", ri},
-                              {"threads", 1},
-                              {"iterations", r.iterations},
-                              {"real_time", r.time_reported},
-                              {"cpu_time", r.time_reported},
-                              {"time_unit", "us"},
-                              {"bytes", p.bytes},
-                              {"bytes_per_second", r.algbw * 1e9},
-                              {"algbw_GBps", r.algbw},
-                              {"busbw_GBps", r.busbw},
-                              {"label", c.name}};
+                                   {"family_index", si},
+                                   {"per_family_instance_index", pi},
+                                   {"run_name", bench_name},
+                                   {"run_type", "iteration"},
+                                   {"repetitions", p.rows.size()},
+                                   {"repetition_index", ri},
+                                   {"threads", 1},
+                                   {"iterations", r.iterations},
+                                   {"real_time", r.time_reported},
+                                   {"cpu_time", r.time_reported},
+                                   {"time_unit", "us"},
+                                   {"bytes", p.bytes},
+                                   {"bytes_per_second", r.algbw * 1e9},
+                                   {"algbw_GBps", r.algbw},
+                                   {"busbw_GBps", r.busbw},
+                                   {"label", c.name}};
         buf += first ? "\n    " : ",\n    ";
         first = false;
         buf += entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

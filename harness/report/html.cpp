@@ -1,9 +1,9 @@
 // index.html: one self-contained page (inline CSS and SVG, no scripts, nothing fetched) that
 // opens from a file browser. A Content-Security-Policy forbids loading anything, so a future
 // edit that adds an external resource fails visibly instead of working only online.
-#include <set>
-
 #include <fmt/format.h>
+
+#include <set>
 
 #include "collbench/context.h"
 #include "collbench/sizes.h"
@@ -29,7 +29,8 @@ section { background: #fff; border: 1px solid #dcdfe4; border-radius: 6px; paddi
 h2 { font-size: 19px; margin: 6px 0 10px; }
 h3 { font-size: 15px; margin: 18px 0 6px; }
 p.note { color: #4a4f57; font-size: 13.5px; max-width: 1100px; }
-figure { margin: 14px 0 24px; }
+.charts { display: flex; flex-wrap: wrap; gap: 8px 22px; align-items: flex-start; }
+figure { margin: 10px 0 16px; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e2e5e9; border-radius: 4px; }
 figcaption { font-size: 12.5px; color: #555; margin-top: 3px; }
 figcaption a { color: #0b5cad; }
@@ -68,28 +69,35 @@ std::string page(const std::string& title, const std::string& header_lines, cons
 </body>
 </html>
 )",
-                     fmt::arg("version", xml_escape(collbench_version())), fmt::arg("title", xml_escape(title)),
-                     fmt::arg("css", kCss), fmt::arg("header", header_lines), fmt::arg("nav", nav),
+                     fmt::arg("version", xml_escape(collbench_version())),
+                     fmt::arg("title", xml_escape(title)), fmt::arg("css", kCss),
+                     fmt::arg("header", header_lines), fmt::arg("nav", nav),
                      fmt::arg("body", body));
 }
 
 std::string figure(const Chart& chart) {
-  return fmt::format("<figure id=\"fig-{0}\">\n{1}<figcaption>{2} · <a href=\"{0}.svg\">{0}.svg</a></figcaption>\n</figure>\n",
-                     xml_escape(chart.id), render_svg(chart, false), xml_escape(chart.title));
+  return fmt::format(
+      "<figure id=\"fig-{0}\">\n{1}<figcaption>SVG file: <a "
+      "href=\"{0}.svg\">{0}.svg</a></figcaption>\n</figure>\n",
+      xml_escape(chart.id), render_svg(chart, false));
 }
 
-std::string scroll(const std::string& table) { return "<div class=\"scroll\">\n" + table + "</div>\n"; }
+std::string scroll(const std::string& table) {
+  return "<div class=\"scroll\">\n" + table + "</div>\n";
+}
 
 std::string problems_section(const ResultSet& set, std::string_view id, std::string_view heading) {
   if (set.diagnostics.empty()) return "";
   constexpr std::size_t kListed = 200;
   std::string s = fmt::format("<section id=\"{}\" class=\"problems\">\n<h2>{}</h2>\n", id, heading);
-  s += "<p class=\"note\">Lines that could not be used, and why. Nothing is dropped silently: every line is "
+  s += "<p class=\"note\">Lines that could not be used, and why. Nothing is dropped silently: "
+       "every line is "
        "either charted, listed in results.csv, or counted here.</p>\n";
   s += scroll(html_table(problem_counts_table(set), "counts"));
-  s += scroll(html_table(problems_table(set, kListed), "problems"));
+  s += scroll(html_table(problems_table(set, kListed), "problem-list"));
   if (set.diagnostics.size() > kListed) {
-    s += fmt::format("<p class=\"note\">{} more entries not shown.</p>\n", set.diagnostics.size() - kListed);
+    s += fmt::format("<p class=\"note\">{} more entries not shown.</p>\n",
+                     set.diagnostics.size() - kListed);
   }
   return s + "</section>\n";
 }
@@ -102,11 +110,13 @@ std::string fingerprint_section(const ResultSet& set, const Model& model, std::s
   const auto env = env_differences(set, model);
   if (!env.empty()) {
     s += "<h3>Environment differences between configurations</h3>\n";
-    s += "<p class=\"note\">Recorded variables (NCCL_*, FI_*, UCX_*, OMPI_MCA_*, …) whose value is not the same "
+    s += "<p class=\"note\">Recorded variables (NCCL_*, FI_*, UCX_*, OMPI_MCA_*, …) whose value is "
+         "not the same "
          "for every configuration.</p>\n";
     s += scroll(html_table(env_table(env), "env"));
   } else if (model.configs.size() > 1) {
-    s += "<p class=\"note\">Every configuration ran with the same recorded environment variables.</p>\n";
+    s += "<p class=\"note\">Every configuration ran with the same recorded environment "
+         "variables.</p>\n";
   }
   Table ranks;
   ranks.header = {"Series", "Ranks whose environment differed from rank 0"};
@@ -133,38 +143,52 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
   std::string header = fmt::format(
       "<p>{} measurements from {} file(s): {} run(s), {} configuration(s), {} test(s).{}</p>\n",
       model.rows_used, set.files.size(), run_count(model), model.configs.size(), model.views.size(),
-      model.rows_failed ? fmt::format(" {} failed row(s) listed in results.csv only.", model.rows_failed) : "");
+      model.rows_failed
+          ? fmt::format(" {} failed row(s) listed in results.csv only.", model.rows_failed)
+          : "");
   const std::string constant = constant_dims(model);
-  if (!constant.empty()) header += fmt::format("<p>Common to every series: {}.</p>\n", xml_escape(constant));
+  if (!constant.empty())
+    header += fmt::format("<p>Common to every series: {}.</p>\n", xml_escape(constant));
 
   std::string nav;
   if (!set.diagnostics.empty()) nav += "<a href=\"#problems\">Input problems</a>";
-  nav += "<a href=\"#fingerprints\">Fingerprints</a><a href=\"#bandwidth\">Bandwidth</a>"
-         "<a href=\"#latency\">Latency</a><a href=\"#scaling\">Scaling</a><a href=\"#figures\">Figures</a>"
-         "<a href=\"#notes\">How to read</a>";
+  nav +=
+      "<a href=\"#fingerprints\">Fingerprints</a><a href=\"#bandwidth\">Bandwidth</a>"
+      "<a href=\"#latency\">Latency</a><a href=\"#scaling\">Scaling</a><a "
+      "href=\"#figures\">Figures</a>"
+      "<a href=\"#notes\">How to read</a>";
 
   std::string body = problems_section(set, "problems", "Input problems");
   body += fingerprint_section(set, model, "fingerprints", "Run fingerprints");
 
   body += "<section id=\"bandwidth\">\n<h2>Bus bandwidth</h2>\n";
   body += fmt::format(
-      "<p class=\"note\">One chart per test, one series per configuration. The line follows the {}; the shaded "
-      "band spans the per-iteration min–p99 (converted to bandwidth with each row's own bytes and bus factor). "
+      "<p class=\"note\">One chart per test, one series per configuration. The line follows the "
+      "{}; the shaded "
+      "band spans the per-iteration min–p99 (converted to bandwidth with each row's own bytes and "
+      "bus factor). "
       "Hover a point for its numbers.{}</p>\n",
-      options.charts.line == LineMetric::kP50 ? "median per-iteration time" : "headline (batch) time",
+      options.charts.line == LineMetric::kP50 ? "median per-iteration time"
+                                              : "headline (batch) time",
       model.configs.size() > static_cast<std::size_t>(options.charts.max_series_per_panel)
-          ? fmt::format(" With more than {} series a chart is split into panels by one configuration dimension; a "
+          ? fmt::format(" With more than {} series a chart is split into panels by one "
+                        "configuration dimension; a "
                         "series keeps its colour, marker and dash in every panel.",
                         options.charts.max_series_per_panel)
           : "");
+  body += "<div class=\"charts\">\n";
   for (const auto& c : charts.busbw) body += figure(c);
+  body += "</div>\n";
   body += "</section>\n<section id=\"latency\">\n<h2>Latency (small messages)</h2>\n";
   body += "<p class=\"note\">Time per operation against size, both axes logarithmic.</p>\n";
+  body += "<div class=\"charts\">\n";
   for (const auto& c : charts.latency) body += figure(c);
+  body += "</div>\n";
   body += "</section>\n<section id=\"scaling\">\n<h2>Scaling with node count</h2>\n";
   if (charts.scaling.empty()) {
     body += fmt::format(
-        "<p class=\"note\">No configuration was measured at two or more node counts, so there is no scaling chart "
+        "<p class=\"note\">No configuration was measured at two or more node counts, so there is "
+        "no scaling chart "
         "(node counts present: {}).</p>\n",
         [&] {
           std::set<int> counts;
@@ -174,23 +198,37 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
           return out;
         }());
   }
+  body += "<div class=\"charts\">\n";
   for (const auto& c : charts.scaling) body += figure(c);
+  body += "</div>\n";
   body += "</section>\n<section id=\"figures\">\n<h2>Figures per test</h2>\n";
-  body += "<p class=\"note\">Headline (batch) busbw, median over repeats. ≈ marks a value interpolated between the "
-          "neighbouring measured sizes (linear in log2 size); — means the size is outside the measured range. "
-          "n½ is the smallest size reaching half the peak. α and β come from time = α + bytes/β fitted by least "
-          "squares on relative error; β bus = β × the test's bus factor, comparable with busbw.</p>\n";
+  body +=
+      "<p class=\"note\">Headline (batch) busbw, median over repeats. ≈ marks a value interpolated "
+      "between the "
+      "neighbouring measured sizes (linear in log2 size); — means the size is outside the measured "
+      "range. "
+      "n½ is the smallest size reaching half the peak. α and β come from time = α + bytes/β fitted "
+      "by least "
+      "squares on relative error; β bus = β × the test's bus factor, comparable with busbw.</p>\n";
   for (const auto& view : model.views) {
-    body += fmt::format("<h3 id=\"figures-{}\">{}</h3>\n", xml_escape(view.test), xml_escape(view_title(view)));
+    body += fmt::format("<h3 id=\"figures-{}\">{}</h3>\n", xml_escape(view.test),
+                        xml_escape(view_title(view)));
     body += scroll(html_table(figures_table(model, view), "figures"));
   }
-  body += "</section>\n<section id=\"notes\">\n<h2>How to read this report</h2>\n<p class=\"note\">";
-  body += "Sizes are binary (1 KiB = 1024 bytes) and bandwidths decimal (1 GB/s = 10<sup>9</sup> bytes/s), as in "
-          "nccl-tests. busbw = algbw × the test's bus factor (all_reduce 2(n−1)/n; all_gather, reduce_scatter, "
-          "alltoall (n−1)/n; others 1). A series is one configuration (variant × partition × backend × nodes × "
-          "ranks × mode); rows of the same configuration from several runs are repeats: headline values are "
-          "their median, the band keeps the lowest min and highest p99 over all of them. Rows with status "
-          "wrong or unsupported are never charted; they are in results.csv.</p>\n";
+  body +=
+      "</section>\n<section id=\"notes\">\n<h2>How to read this report</h2>\n<p class=\"note\">";
+  body +=
+      "Sizes are binary (1 KiB = 1024 bytes) and bandwidths decimal (1 GB/s = 10<sup>9</sup> "
+      "bytes/s), as in "
+      "nccl-tests. busbw = algbw × the test's bus factor (all_reduce 2(n−1)/n; all_gather, "
+      "reduce_scatter, "
+      "alltoall (n−1)/n; others 1). A series is one configuration (variant × partition × backend × "
+      "nodes × "
+      "ranks × mode); rows of the same configuration from several runs are repeats: headline "
+      "values are "
+      "their median, the band keeps the lowest min and highest p99 over all of them. Rows with "
+      "status "
+      "wrong or unsupported are never charted; they are in results.csv.</p>\n";
   std::vector<std::string> files{"results.csv", "summary.md"};
   for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
     for (const auto& c : *list) files.push_back(c.id + ".svg");
@@ -204,21 +242,24 @@ namespace detail {
 std::string comparison_html(const ResultSet& baseline_set, const Model& baseline,
                             const ResultSet& candidate_set, const Model& candidate,
                             const Comparison& c, const std::vector<Chart>& ratio_charts,
-                            const std::vector<Chart>& overlay_charts, const ReportOptions& options) {
+                            const std::vector<Chart>& overlay_charts,
+                            const ReportOptions& options) {
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
     return s;
   };
   const std::string title = options.title.empty() ? "collbench comparison" : options.title;
-  std::string header = fmt::format("<p>Baseline: {} ({} measurements). Candidate: {} ({} measurements).</p>\n",
-                                   xml_escape(join(options.baseline)), baseline.rows_used,
-                                   xml_escape(join(options.candidate)), candidate.rows_used);
-  header += fmt::format("<p>Matched on {}{}. Threshold {:g}%.</p>\n", xml_escape(dims_text(c.match_dims)),
-                        c.side_dims.empty() ? ""
-                                            : fmt::format("; {} only tell the sides apart and are not matched",
-                                                          xml_escape(dims_text(c.side_dims))),
-                        100 * c.threshold);
+  std::string header =
+      fmt::format("<p>Baseline: {} ({} measurements). Candidate: {} ({} measurements).</p>\n",
+                  xml_escape(join(options.baseline)), baseline.rows_used,
+                  xml_escape(join(options.candidate)), candidate.rows_used);
+  header += fmt::format(
+      "<p>Matched on {}{}. Threshold {:g}%.</p>\n", xml_escape(dims_text(c.match_dims)),
+      c.side_dims.empty() ? ""
+                          : fmt::format("; {} only tell the sides apart and are not matched",
+                                        xml_escape(dims_text(c.side_dims))),
+      100 * c.threshold);
   const std::string nav =
       "<a href=\"#verdict\">Verdict</a><a href=\"#ratios\">Ratios</a><a href=\"#curves\">Curves</a>"
       "<a href=\"#points\">Flagged points</a><a href=\"#unmatched\">Unmatched</a>"
@@ -227,21 +268,30 @@ std::string comparison_html(const ResultSet& baseline_set, const Model& baseline
   body += fmt::format("<div class=\"verdict {}\">{}</div>\n", c.regressions > 0 ? "bad" : "good",
                       xml_escape(verdict_line(c)));
   body += fmt::format(
-      "<p class=\"note\">Rule: ratio = candidate busbw / baseline busbw (headline, median over repeats). A point is a "
-      "regression when the ratio is below {:g} <em>and</em> the candidate's fastest iteration is slower than the "
-      "baseline's median iteration, so per-iteration noise is not called a regression. Improvements mirror "
-      "this. Points beyond the threshold whose per-iteration spreads overlap are reported as within noise.</p>\n",
+      "<p class=\"note\">Rule: ratio = candidate busbw / baseline busbw (headline, median over "
+      "repeats). A point is a "
+      "regression when the ratio is below {:g} <em>and</em> the candidate's fastest iteration is "
+      "slower than the "
+      "baseline's median iteration, so per-iteration noise is not called a regression. "
+      "Improvements mirror "
+      "this. Points beyond the threshold whose per-iteration spreads overlap are reported as "
+      "within noise.</p>\n",
       1 - c.threshold);
   body += scroll(html_table(per_test_table(c), "per-test"));
   body += "</section>\n<section id=\"ratios\">\n<h2>Candidate / baseline</h2>\n";
+  body += "<div class=\"charts\">\n";
   for (const auto& chart : ratio_charts) body += figure(chart);
+  body += "</div>\n";
   body += "</section>\n<section id=\"curves\">\n<h2>Bus bandwidth, side by side</h2>\n";
+  body += "<div class=\"charts\">\n";
   for (const auto& chart : overlay_charts) body += figure(chart);
+  body += "</div>\n";
   body += "</section>\n<section id=\"points\">\n<h2>Flagged points</h2>\n";
   bool any = false;
-  for (auto [verdict, heading] : {std::pair{Verdict::kRegression, "Regressions"},
-                                  std::pair{Verdict::kNoise, "Beyond the threshold but within noise"},
-                                  std::pair{Verdict::kImprovement, "Improvements"}}) {
+  for (auto [verdict, heading] :
+       {std::pair{Verdict::kRegression, "Regressions"},
+        std::pair{Verdict::kNoise, "Beyond the threshold but within noise"},
+        std::pair{Verdict::kImprovement, "Improvements"}}) {
     const Table t = verdict_table(c, verdict);
     if (t.rows.empty()) continue;
     any = true;

@@ -7,17 +7,20 @@ namespace collbench::report {
 
 using namespace detail;
 
-std::string summary_markdown(const ResultSet& set, const Model& model, const ReportOptions& options) {
+std::string summary_markdown(const ResultSet& set, const Model& model,
+                             const ReportOptions& options) {
   std::string md = fmt::format("# {}\n\n", report_title(set, options));
-  md += fmt::format(
-      "{} measurements from {} file(s): {} run(s), {} configuration(s), {} test(s).",
-      model.rows_used, set.files.size(), run_count(model), model.configs.size(), model.views.size());
+  md += fmt::format("{} measurements from {} file(s): {} run(s), {} configuration(s), {} test(s).",
+                    model.rows_used, set.files.size(), run_count(model), model.configs.size(),
+                    model.views.size());
   if (model.rows_failed > 0) {
-    md += fmt::format(" {} row(s) with status wrong/unsupported are in results.csv but not in the tables.",
-                      model.rows_failed);
+    md += fmt::format(
+        " {} row(s) with status wrong/unsupported are in results.csv but not in the tables.",
+        model.rows_failed);
   }
-  md += "\nBandwidths in GB/s (1 GB = 10^9 bytes); sizes in binary units (1 KiB = 1024 bytes). "
-        "Figures use the headline (batch) busbw, the median over repeats.\n";
+  md +=
+      "\nBandwidths in GB/s (1 GB = 10^9 bytes); sizes in binary units (1 KiB = 1024 bytes). "
+      "Figures use the headline (batch) busbw, the median over repeats.\n";
   const std::string constant = constant_dims(model);
   if (!constant.empty()) md += fmt::format("Common to every series: {}.\n", constant);
 
@@ -29,11 +32,16 @@ std::string summary_markdown(const ResultSet& set, const Model& model, const Rep
 
   md += "\n## Configurations\n\n" + markdown_table(fingerprint_table(fingerprints(set, model)));
   const auto env = env_differences(set, model);
-  if (!env.empty()) md += "\n### Environment differences between configurations\n\n" + markdown_table(env_table(env));
+  if (!env.empty())
+    md +=
+        "\n### Environment differences between configurations\n\n" + markdown_table(env_table(env));
 
-  md += "\n## Figures per test\n\n"
-        "n½: smallest size reaching half the peak busbw. α, β: time = α + bytes/β fitted by least squares on "
-        "relative error; β bus = β × the test's bus factor. ≈: interpolated between neighbouring sizes.\n";
+  md +=
+      "\n## Figures per test\n\n"
+      "n½: smallest size reaching half the peak busbw. α, β: time = α + bytes/β fitted by least "
+      "squares on "
+      "relative error; β bus = β × the test's bus factor. ≈: interpolated between neighbouring "
+      "sizes.\n";
   for (const auto& view : model.views) {
     md += fmt::format("\n### {}\n\n", view_title(view));
     md += markdown_table(figures_table(model, view));
@@ -47,13 +55,18 @@ std::string comparison_markdown(const Comparison& c, const ReportOptions& option
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
     return s;
   };
-  std::string md = fmt::format("# {}\n\n", options.title.empty() ? "collbench comparison" : options.title);
+  std::string md =
+      fmt::format("# {}\n\n", options.title.empty() ? "collbench comparison" : options.title);
   md += fmt::format("**{}**\n\n", verdict_line(c));
-  md += fmt::format("Baseline: {}. Candidate: {}.\n", join(options.baseline), join(options.candidate));
+  md += fmt::format("Baseline: {}. Candidate: {}.\n", join(options.baseline),
+                    join(options.candidate));
   md += fmt::format("Series matched on: {}", dims_text(c.match_dims));
-  if (!c.side_dims.empty()) md += fmt::format("; left out because they only tell the sides apart: {}", dims_text(c.side_dims));
+  if (!c.side_dims.empty())
+    md += fmt::format("; left out because they only tell the sides apart: {}",
+                      dims_text(c.side_dims));
   md += fmt::format(
-      ".\nRule: a point regresses when candidate/baseline busbw < {:g} (threshold {:g}%) and the candidate's "
+      ".\nRule: a point regresses when candidate/baseline busbw < {:g} (threshold {:g}%) and the "
+      "candidate's "
       "fastest iteration is slower than the baseline's median iteration.\n",
       1 - c.threshold, 100 * c.threshold);
   for (auto [verdict, title] : {std::pair{Verdict::kRegression, "Regressions"},
@@ -65,7 +78,8 @@ std::string comparison_markdown(const Comparison& c, const ReportOptions& option
   md += "\n## Per test\n\n" + markdown_table(per_test_table(c));
   const Table unmatched = unmatched_table(c);
   md += "\n## Unmatched\n\n";
-  md += unmatched.rows.empty() ? std::string("Every point was matched.\n") : markdown_table(unmatched);
+  md += unmatched.rows.empty() ? std::string("Every point was matched.\n")
+                               : markdown_table(unmatched);
   return md;
 }
 

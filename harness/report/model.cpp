@@ -1,34 +1,46 @@
 #include "collbench/report/model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <unordered_map>
 
-#include <fmt/format.h>
-
 namespace collbench::report {
 
 std::string_view name(Dim dim) {
   switch (dim) {
-    case Dim::kVariant: return "variant";
-    case Dim::kPartition: return "partition";
-    case Dim::kBackend: return "backend";
-    case Dim::kNodes: return "nodes";
-    case Dim::kRanks: return "ranks";
-    case Dim::kMode: return "mode";
+    case Dim::kVariant:
+      return "variant";
+    case Dim::kPartition:
+      return "partition";
+    case Dim::kBackend:
+      return "backend";
+    case Dim::kNodes:
+      return "nodes";
+    case Dim::kRanks:
+      return "ranks";
+    case Dim::kMode:
+      return "mode";
   }
   return "?";
 }
 
 std::string Config::value(Dim dim) const {
   switch (dim) {
-    case Dim::kVariant: return variant;
-    case Dim::kPartition: return partition;
-    case Dim::kBackend: return backend;
-    case Dim::kNodes: return std::to_string(nodes);
-    case Dim::kRanks: return std::to_string(nranks);
-    case Dim::kMode: return mode;
+    case Dim::kVariant:
+      return variant;
+    case Dim::kPartition:
+      return partition;
+    case Dim::kBackend:
+      return backend;
+    case Dim::kNodes:
+      return std::to_string(nodes);
+    case Dim::kRanks:
+      return std::to_string(nranks);
+    case Dim::kMode:
+      return mode;
   }
   return "";
 }
@@ -44,10 +56,9 @@ double median(std::vector<double> values) {
 }
 
 int test_order(std::string_view test) {
-  static constexpr std::string_view kOrder[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                                "broadcast",  "reduce",     "alltoall",
-                                                "sendrecv",   "latency",    "bw",
-                                                "bibw"};
+  static constexpr std::string_view kOrder[] = {
+      "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+      "alltoall",   "sendrecv",   "latency",        "bw",        "bibw"};
   for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
     if (kOrder[i] == test) return i;
   }
@@ -129,7 +140,8 @@ SeriesFigures compute_figures(const std::vector<Point>& points) {
         const double x0 = std::log2(static_cast<double>(points[i].bytes));
         const double x1 = std::log2(static_cast<double>(points[i + 1].bytes));
         const double x = std::log2(static_cast<double>(target));
-        const double v = points[i].busbw + (points[i + 1].busbw - points[i].busbw) * (x - x0) / (x1 - x0);
+        const double v =
+            points[i].busbw + (points[i + 1].busbw - points[i].busbw) * (x - x0) / (x1 - x0);
         return SeriesFigures::At{v, true};
       }
     }
@@ -185,7 +197,8 @@ std::string describe(const Config& c, const std::vector<Dim>& varying) {
       case Dim::kRanks:
         if (!nodes) parts.push_back(fmt::format("{} ranks", c.nranks));
         break;
-      default: parts.push_back(c.value(d).empty() ? "(none)" : c.value(d));
+      default:
+        parts.push_back(c.value(d).empty() ? "(none)" : c.value(d));
     }
   }
   if (nodes && ranks) {
@@ -196,7 +209,8 @@ std::string describe(const Config& c, const std::vector<Dim>& varying) {
   }
   if (parts.empty()) {
     parts.push_back(c.backend);
-    parts.push_back(fmt::format("{} node{} × {} ranks", c.nodes, c.nodes == 1 ? "" : "s", c.nranks));
+    parts.push_back(
+        fmt::format("{} node{} × {} ranks", c.nodes, c.nodes == 1 ? "" : "s", c.nranks));
     if (!c.variant.empty()) parts.push_back(c.variant);
   }
   std::string name;
@@ -315,7 +329,8 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
       c.mode = S.str(r.mode);
       c.nodes = parse_int_label(set.label(r.labels, "nodes"), r.nodes);
       c.nranks = r.nranks;
-      auto [it, inserted] = config_ids.try_emplace(key_of(c), static_cast<int>(model.configs.size()));
+      auto [it, inserted] =
+          config_ids.try_emplace(key_of(c), static_cast<int>(model.configs.size()));
       if (inserted) model.configs.push_back(std::move(c));
       last_config = it->second;
       last_key = ck;
@@ -332,7 +347,8 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
     int index = 0;
     for (const auto& [key, old] : config_ids) remap[old] = index++;
     std::vector<Config> sorted(model.configs.size());
-    for (std::size_t i = 0; i < model.configs.size(); ++i) sorted[remap[i]] = std::move(model.configs[i]);
+    for (std::size_t i = 0; i < model.configs.size(); ++i)
+      sorted[remap[i]] = std::move(model.configs[i]);
     model.configs = std::move(sorted);
   }
   for (Dim d : kAllDims) {
@@ -387,7 +403,8 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
         ++j;
       }
       s.points.push_back(merge_rows(group));
-      s.points.back().rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(i), rows.begin() + static_cast<std::ptrdiff_t>(j));
+      s.points.back().rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(i),
+                                  rows.begin() + static_cast<std::ptrdiff_t>(j));
       i = j;
     }
     s.figures = compute_figures(s.points);
@@ -428,7 +445,8 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
     // Only reductions have an op; among those, sum unless asked otherwise.
     std::map<std::string, std::uint64_t> ops_for_dtype;
     for (std::size_t k = i; k < j; ++k) {
-      if (model.series[k].dtype == v.dtype) ops_for_dtype[model.series[k].op] += model.series[k].points.size();
+      if (model.series[k].dtype == v.dtype)
+        ops_for_dtype[model.series[k].op] += model.series[k].points.size();
     }
     v.op = choose(ops_for_dtype, view.op, "sum");
     std::map<std::string, std::uint64_t> placements_for;

@@ -1,11 +1,11 @@
 // collbench-report's flow: read -> model -> charts/tables -> files, or the comparison.
 #include "collbench/report/report.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "collbench/error.h"
 #include "collbench/sizes.h"
@@ -94,22 +94,27 @@ std::string inputs_text(const std::vector<std::string>& inputs) {
 ResultSet read_checked(const std::vector<std::string>& inputs, std::string_view what,
                        const ReportOptions& options, std::FILE* err) {
   ResultSet set = read_results(inputs);
-  print_diagnostics(set, err, options.format == OutputFormat::kHtml ? "the report's Input problems" : "the above");
+  print_diagnostics(
+      set, err,
+      options.format == OutputFormat::kHtml ? "the report's Input problems" : "the above");
   if (set.files.empty()) {
-    throw_usage("{}{}: no results files (*.jsonl) found; run collbench with --jsonl FILE or point at "
-                "results/<campaign>",
-                what, inputs_text(inputs));
+    throw_usage(
+        "{}{}: no results files (*.jsonl) found; run collbench with --jsonl FILE or point at "
+        "results/<campaign>",
+        what, inputs_text(inputs));
   }
   std::uint64_t ok = 0;
   for (const auto& r : set.rows) ok += r.status == Status::kOk;
   if (ok == 0) {
-    throw_usage("{}{}: no usable result rows in {} file(s) ({} line(s) read, {} problem(s) reported above); "
-                "nothing to report",
-                what, inputs_text(inputs), set.files.size(), set.lines_read, set.diagnostics.size());
+    throw_usage(
+        "{}{}: no usable result rows in {} file(s) ({} line(s) read, {} problem(s) reported "
+        "above); "
+        "nothing to report",
+        what, inputs_text(inputs), set.files.size(), set.lines_read, set.diagnostics.size());
   }
   if (options.strict && problems_other_than_status(set) > 0) {
-    throw_usage("{}{}: {} input problem(s) (listed above) and --strict was given", what, inputs_text(inputs),
-                problems_other_than_status(set));
+    throw_usage("{}{}: {} input problem(s) (listed above) and --strict was given", what,
+                inputs_text(inputs), problems_other_than_status(set));
   }
   return set;
 }
@@ -131,8 +136,8 @@ ReportCharts build_charts(const Model& model, const ChartOptions& options) {
   return charts;
 }
 
-std::vector<std::string> write_report(const ResultSet& set, const Model& model, const ReportOptions& options,
-                                      const std::string& dir) {
+std::vector<std::string> write_report(const ResultSet& set, const Model& model,
+                                      const ReportOptions& options, const std::string& dir) {
   make_directory(dir);
   std::vector<std::string> written;
   const fs::path base(dir);
@@ -159,10 +164,11 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model, 
 std::string comparison_csv(const Comparison& c) {
   fmt::memory_buffer out;
   auto it = std::back_inserter(out);
-  fmt::format_to(it,
-                 "status,test,series,dtype,op,placement,bytes,baseline_busbw_gbps,candidate_busbw_gbps,ratio,"
-                 "baseline_time_us,candidate_time_us,baseline_iter_p50_us,baseline_iter_min_us,"
-                 "candidate_iter_p50_us,candidate_iter_min_us,verdict\n");
+  fmt::format_to(
+      it,
+      "status,test,series,dtype,op,placement,bytes,baseline_busbw_gbps,candidate_busbw_gbps,ratio,"
+      "baseline_time_us,candidate_time_us,baseline_iter_p50_us,baseline_iter_min_us,"
+      "candidate_iter_p50_us,candidate_iter_min_us,verdict\n");
   auto cell = [](const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -170,17 +176,21 @@ std::string comparison_csv(const Comparison& c) {
     return q + "\"";
   };
   for (const auto& m : c.matched) {
-    auto spread = [](const Point& p, double v) { return p.has_spread ? fmt::format("{}", v) : std::string(); };
-    fmt::format_to(it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.test, cell(m.config), m.dtype,
-                   m.op, m.placement, m.bytes, m.baseline.busbw, m.candidate.busbw, m.ratio, m.baseline.time_us,
-                   m.candidate.time_us, spread(m.baseline, m.baseline.time_p50), spread(m.baseline, m.baseline.time_min),
-                   spread(m.candidate, m.candidate.time_p50), spread(m.candidate, m.candidate.time_min),
-                   name(m.verdict));
+    auto spread = [](const Point& p, double v) {
+      return p.has_spread ? fmt::format("{}", v) : std::string();
+    };
+    fmt::format_to(it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.test,
+                   cell(m.config), m.dtype, m.op, m.placement, m.bytes, m.baseline.busbw,
+                   m.candidate.busbw, m.ratio, m.baseline.time_us, m.candidate.time_us,
+                   spread(m.baseline, m.baseline.time_p50), spread(m.baseline, m.baseline.time_min),
+                   spread(m.candidate, m.candidate.time_p50),
+                   spread(m.candidate, m.candidate.time_min), name(m.verdict));
   }
   for (const auto& u : c.unmatched) {
     for (auto bytes : u.sizes) {
-      fmt::format_to(it, "only_in_{},{},{},{},{},{},{},,,,,,,,,,unmatched\n", u.in_baseline ? "baseline" : "candidate",
-                     u.test, cell(u.config), u.dtype, u.op, u.placement, bytes);
+      fmt::format_to(it, "only_in_{},{},{},{},{},{},{},,,,,,,,,,unmatched\n",
+                     u.in_baseline ? "baseline" : "candidate", u.test, cell(u.config), u.dtype,
+                     u.op, u.placement, bytes);
     }
   }
   return fmt::to_string(out);
@@ -188,14 +198,15 @@ std::string comparison_csv(const Comparison& c) {
 
 std::vector<std::string> write_comparison(const ResultSet& baseline_set, const Model& baseline,
                                           const ResultSet& candidate_set, const Model& candidate,
-                                          const Comparison& comparison, const ReportOptions& options,
-                                          const std::string& dir) {
+                                          const Comparison& comparison,
+                                          const ReportOptions& options, const std::string& dir) {
   make_directory(dir);
   const fs::path base(dir);
   std::vector<std::string> written;
   std::vector<Chart> ratios, overlays;
   for (const auto& view : baseline.views) {
-    if (auto chart = ratio_chart(comparison, baseline, view, options.charts)) ratios.push_back(std::move(*chart));
+    if (auto chart = ratio_chart(comparison, baseline, view, options.charts))
+      ratios.push_back(std::move(*chart));
     if (auto chart = overlay_chart(comparison, baseline, candidate, view, options.charts)) {
       overlays.push_back(std::move(*chart));
     }
@@ -210,8 +221,9 @@ std::vector<std::string> write_comparison(const ResultSet& baseline_set, const M
   written.push_back("compare.csv");
   write_text(base / "summary.md", comparison_markdown(comparison, options));
   written.push_back("summary.md");
-  write_text(base / "index.html", detail::comparison_html(baseline_set, baseline, candidate_set, candidate, comparison,
-                                                          ratios, overlays, options));
+  write_text(base / "index.html",
+             detail::comparison_html(baseline_set, baseline, candidate_set, candidate, comparison,
+                                     ratios, overlays, options));
   written.push_back("index.html");
   return written;
 }
@@ -227,8 +239,10 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
                   inputs_text(options.inputs));
     }
     if (options.format == OutputFormat::kGbench) {
-      throw_usage("--format gbench converts one set of results; convert baseline and candidate separately and "
-                  "give both files to Google Benchmark's compare.py");
+      throw_usage(
+          "--format gbench converts one set of results; convert baseline and candidate separately "
+          "and "
+          "give both files to Google Benchmark's compare.py");
     }
     const ResultSet base_set = read_checked(options.baseline, "--baseline ", options, err);
     const ResultSet cand_set = read_checked(options.candidate, "--candidate ", options, err);
@@ -242,14 +256,15 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
       std::size_t shown = 0;
       for (const auto& m : comparison.matched) {
         if (m.verdict != Verdict::kRegression || shown++ >= 10) continue;
-        fmt::print(out, "  regression: {} {} {} {}: ratio {} (baseline {} GB/s, candidate {} GB/s)\n", m.test,
-                   m.config, m.dtype, format_bytes(m.bytes), format_sig(m.ratio), format_sig(m.baseline.busbw),
-                   format_sig(m.candidate.busbw));
+        fmt::print(out,
+                   "  regression: {} {} {} {}: ratio {} (baseline {} GB/s, candidate {} GB/s)\n",
+                   m.test, m.config, m.dtype, format_bytes(m.bytes), format_sig(m.ratio),
+                   format_sig(m.baseline.busbw), format_sig(m.candidate.busbw));
       }
       for (const auto& u : comparison.unmatched) {
-        fmt::print(out, "  unmatched (only in {}): {} {} {}{} {}: {}\n", u.in_baseline ? "baseline" : "candidate",
-                   u.test, u.config, u.dtype, u.op.empty() ? "" : " " + u.op, u.placement,
-                   detail::sizes_text(u.sizes));
+        fmt::print(out, "  unmatched (only in {}): {} {} {}{} {}: {}\n",
+                   u.in_baseline ? "baseline" : "candidate", u.test, u.config, u.dtype,
+                   u.op.empty() ? "" : " " + u.op, u.placement, detail::sizes_text(u.sizes));
       }
       fmt::print(out, "collbench-report: comparison written to {}/index.html\n", dir);
     }
@@ -257,7 +272,9 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   }
 
   if (options.inputs.empty()) {
-    throw_usage("no inputs: give result directories or .jsonl files (e.g. collbench-report results/<campaign> -o report)");
+    throw_usage(
+        "no inputs: give result directories or .jsonl files (e.g. collbench-report "
+        "results/<campaign> -o report)");
   }
   const ResultSet set = read_checked(options.inputs, "", options, err);
   const Model model = build_model(set, options.view);
@@ -276,7 +293,8 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
       OutputFile file(path);
       write_gbench_json(set, model, [&file](std::string_view text) { file.write(text); });
       file.close();
-      if (out && !options.quiet) fmt::print(out, "collbench-report: Google Benchmark JSON written to {}\n", path.string());
+      if (out && !options.quiet)
+        fmt::print(out, "collbench-report: Google Benchmark JSON written to {}\n", path.string());
     }
     return 0;
   }
@@ -284,10 +302,11 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   const auto files = write_report(set, model, options, dir);
   if (out && !options.quiet) {
     fmt::print(out,
-               "collbench-report: {} measurements, {} configuration(s), {} test(s) from {} file(s); {} input "
+               "collbench-report: {} measurements, {} configuration(s), {} test(s) from {} "
+               "file(s); {} input "
                "problem(s)\ncollbench-report: wrote {} files to {}/ (open {}/index.html)\n",
-               model.rows_used, model.configs.size(), model.views.size(), set.files.size(), set.diagnostics.size(),
-               files.size(), dir, dir);
+               model.rows_used, model.configs.size(), model.views.size(), set.files.size(),
+               set.diagnostics.size(), files.size(), dir, dir);
   }
   return 0;
 }

@@ -2,12 +2,12 @@
 // API: a campaign can hold millions of rows, and a DOM parse per line (or nlohmann's SAX
 // lexer) costs several seconds per million rows where simdjson needs a fraction of one.
 // Context lines (one per run) are small and kept whole, so they go through nlohmann::json.
-#include "collbench/report/results.h"
-
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -15,38 +15,50 @@
 #include <filesystem>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
+#include <thread>
 
 #include "collbench/error.h"
+#include "collbench/report/results.h"
 #include "collbench/result.h"
 #include "collbench/sizes.h"
 
 namespace collbench::report {
 
 namespace fs = std::filesystem;
-namespace od = simdjson::ondemand;
+namespace dom = simdjson::dom;
 
 std::string_view name(Diagnostic::Kind kind) {
   switch (kind) {
-    case Diagnostic::Kind::kUnreadable: return "unreadable";
-    case Diagnostic::Kind::kNotCollbench: return "not collbench";
-    case Diagnostic::Kind::kTruncated: return "truncated";
-    case Diagnostic::Kind::kInvalidJson: return "invalid JSON";
-    case Diagnostic::Kind::kNewerSchema: return "newer schema";
-    case Diagnostic::Kind::kBadRecord: return "bad record";
-    case Diagnostic::Kind::kDuplicate: return "duplicate";
-    case Diagnostic::Kind::kFailedStatus: return "failed status";
-    case Diagnostic::Kind::kNoContext: return "no context";
+    case Diagnostic::Kind::kUnreadable:
+      return "unreadable";
+    case Diagnostic::Kind::kNotCollbench:
+      return "not collbench";
+    case Diagnostic::Kind::kTruncated:
+      return "truncated";
+    case Diagnostic::Kind::kInvalidJson:
+      return "invalid JSON";
+    case Diagnostic::Kind::kNewerSchema:
+      return "newer schema";
+    case Diagnostic::Kind::kBadRecord:
+      return "bad record";
+    case Diagnostic::Kind::kDuplicate:
+      return "duplicate";
+    case Diagnostic::Kind::kFailedStatus:
+      return "failed status";
+    case Diagnostic::Kind::kNoContext:
+      return "no context";
   }
   return "?";
 }
 
 std::string_view name(Status status) {
   switch (status) {
-    case Status::kOk: return "ok";
-    case Status::kWrong: return "wrong";
-    case Status::kUnsupported: return "unsupported";
+    case Status::kOk:
+      return "ok";
+    case Status::kWrong:
+      return "wrong";
+    case Status::kUnsupported:
+      return "unsupported";
   }
   return "ok";
 }
@@ -78,23 +90,156 @@ std::uint64_t ResultSet::count(Diagnostic::Kind kind) const {
 namespace {
 
 constexpr std::size_t kKindCount = static_cast<std::size_t>(Diagnostic::Kind::kNoContext) + 1;
-// Files are read in blocks so that a multi-gigabyte results file never sits in memory whole.
-constexpr std::size_t kBlockBytes = std::size_t{32} << 20;
+// Files are read in blocks: a multi-gigabyte results file never sits in memory whole, and a
+// block small enough to stay in the CPU cache is parsed while still there (with large blocks
+// the parser waited on memory for most of its time).
+constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
 
 // Result-row fields the schema requires, as bits.
 enum Field : std::uint32_t {
-  kFRunId = 1u << 0, kFTest = 1u << 1, kFBackend = 1u << 2, kFDtype = 1u << 3, kFOp = 1u << 4,
-  kFRoot = 1u << 5, kFBytes = 1u << 6, kFCount = 1u << 7, kFNranks = 1u << 8, kFNodes = 1u << 9,
-  kFPlacement = 1u << 10, kFMode = 1u << 11, kFIterations = 1u << 12, kFWarmup = 1u << 13,
-  kFGraphLaunches = 1u << 14, kFWindow = 1u << 15, kFPair = 1u << 16, kFTime = 1u << 17,
-  kFAlgbw = 1u << 18, kFBusbw = 1u << 19, kFSlowestRank = 1u << 20, kFSlowestHost = 1u << 21,
-  kFWrong = 1u << 22, kFStatus = 1u << 23,
+  kFRunId = 1u << 0,
+  kFTest = 1u << 1,
+  kFBackend = 1u << 2,
+  kFDtype = 1u << 3,
+  kFOp = 1u << 4,
+  kFRoot = 1u << 5,
+  kFBytes = 1u << 6,
+  kFCount = 1u << 7,
+  kFNranks = 1u << 8,
+  kFNodes = 1u << 9,
+  kFPlacement = 1u << 10,
+  kFMode = 1u << 11,
+  kFIterations = 1u << 12,
+  kFWarmup = 1u << 13,
+  kFGraphLaunches = 1u << 14,
+  kFWindow = 1u << 15,
+  kFPair = 1u << 16,
+  kFTime = 1u << 17,
+  kFAlgbw = 1u << 18,
+  kFBusbw = 1u << 19,
+  kFSlowestRank = 1u << 20,
+  kFSlowestHost = 1u << 21,
+  kFWrong = 1u << 22,
+  kFStatus = 1u << 23,
 };
 constexpr std::uint32_t kAllRequired = (1u << 24) - 1;
 constexpr const char* kFieldNames[] = {
-    "run_id", "test", "backend", "dtype", "op", "root", "bytes", "count", "nranks", "nodes",
-    "placement", "mode", "iterations", "warmup", "graph_launches", "window", "pair", "time_us",
-    "algbw_gbps", "busbw_gbps", "slowest_rank", "slowest_host", "wrong", "status"};
+    "run_id",     "test",       "backend",        "dtype",        "op",        "root",
+    "bytes",      "count",      "nranks",         "nodes",        "placement", "mode",
+    "iterations", "warmup",     "graph_launches", "window",       "pair",      "time_us",
+    "algbw_gbps", "busbw_gbps", "slowest_rank",   "slowest_host", "wrong",     "status"};
+
+enum class Key : std::uint8_t {
+  kUnknown,
+  kSchema,
+  kRecord,
+  kRunId,
+  kTest,
+  kBackend,
+  kDtype,
+  kOp,
+  kPlacement,
+  kMode,
+  kSlowestHost,
+  kNote,
+  kStatus,
+  kRoot,
+  kNranks,
+  kNodes,
+  kIterations,
+  kWarmup,
+  kGraphLaunches,
+  kWindow,
+  kSlowestRank,
+  kBytes,
+  kCount,
+  kWrong,
+  kAlgbwGbps,
+  kBusbwGbps,
+  kPair,
+  kTimeUs,
+  kLabels,
+};
+
+// Member names as two integers (the first and the last 8 bytes) plus the length: each row has
+// ~40 members, and string comparisons (library memcmp calls) were a large share of the read.
+struct PackedName {
+  std::uint64_t head = 0, tail = 0;
+  std::size_t size = 0;
+  constexpr bool operator==(const PackedName&) const = default;
+};
+
+constexpr std::uint64_t pack8(std::string_view s, std::size_t offset) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && offset + i < s.size(); ++i) {
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(s[offset + i])) << (8 * i);
+  }
+  return v;
+}
+
+constexpr PackedName pack(std::string_view s) {
+  return {pack8(s, 0), s.size() > 8 ? pack8(s, s.size() - 8) : 0, s.size()};
+}
+
+// The name packed at run time: two unaligned loads instead of a byte loop.
+PackedName pack_runtime(std::string_view s) {
+  if constexpr (std::endian::native != std::endian::little) return pack(s);
+  PackedName n;
+  n.size = s.size();
+  if (s.size() >= 8) {
+    std::memcpy(&n.head, s.data(), 8);
+    if (s.size() > 8) std::memcpy(&n.tail, s.data() + s.size() - 8, 8);
+  } else {
+    std::memcpy(&n.head, s.data(), s.size());
+  }
+  return n;
+}
+
+constexpr std::pair<PackedName, Key> kKeys[] = {
+    {pack("op"), Key::kOp},
+    {pack("test"), Key::kTest},
+    {pack("mode"), Key::kMode},
+    {pack("note"), Key::kNote},
+    {pack("root"), Key::kRoot},
+    {pack("pair"), Key::kPair},
+    {pack("dtype"), Key::kDtype},
+    {pack("nodes"), Key::kNodes},
+    {pack("bytes"), Key::kBytes},
+    {pack("count"), Key::kCount},
+    {pack("wrong"), Key::kWrong},
+    {pack("schema"), Key::kSchema},
+    {pack("record"), Key::kRecord},
+    {pack("run_id"), Key::kRunId},
+    {pack("status"), Key::kStatus},
+    {pack("nranks"), Key::kNranks},
+    {pack("warmup"), Key::kWarmup},
+    {pack("window"), Key::kWindow},
+    {pack("labels"), Key::kLabels},
+    {pack("backend"), Key::kBackend},
+    {pack("time_us"), Key::kTimeUs},
+    {pack("placement"), Key::kPlacement},
+    {pack("iterations"), Key::kIterations},
+    {pack("algbw_gbps"), Key::kAlgbwGbps},
+    {pack("busbw_gbps"), Key::kBusbwGbps},
+    {pack("slowest_host"), Key::kSlowestHost},
+    {pack("slowest_rank"), Key::kSlowestRank},
+    {pack("graph_launches"), Key::kGraphLaunches},
+};
+
+Key key_id(std::string_view k) {
+  if (k.size() > 16) return Key::kUnknown;
+  const PackedName n = pack_runtime(k);
+  for (const auto& [name, key] : kKeys) {
+    if (name == n) return key;
+  }
+  return Key::kUnknown;
+}
+
+// Names inside time_us.
+constexpr PackedName kReported = pack("reported"), kSlowest = pack("slowest"), kMean = pack("mean"),
+                     kFastest = pack("fastest"), kPerIteration = pack("per_iteration"),
+                     kN = pack("n"), kMin = pack("min"), kP50 = pack("p50"), kP99 = pack("p99"),
+                     kMax = pack("max"), kCv = pack("cv");
 
 // Why a field could not be read: the JSON itself is broken, or it holds the wrong type.
 enum class ReadError { kNone, kSyntax, kType };
@@ -146,7 +291,11 @@ class Reader {
       finish_file(file);
       return;
     }
-    std::vector<char> buffer(kBlockBytes + simdjson::SIMDJSON_PADDING);
+    // One buffer for every file (allocating and clearing a block per file would dominate
+    // when a campaign has thousands of small files).
+    std::vector<char>& buffer = buffer_;
+    if (buffer.size() < kBlockBytes + simdjson::SIMDJSON_PADDING)
+      buffer.resize(kBlockBytes + simdjson::SIMDJSON_PADDING);
     std::size_t filled = 0;
     std::uint64_t line_no = 0;
     bool eof = false;
@@ -160,7 +309,8 @@ class Reader {
       if (got < want) {
         if (std::ferror(f)) {
           add(file, Diagnostic::Kind::kUnreadable, line_no + 1,
-              fmt::format("read error ({}); the rest of the file is skipped", std::strerror(errno)));
+              fmt::format("read error ({}); the rest of the file is skipped",
+                          std::strerror(errno)));
           break;
         }
         eof = true;
@@ -236,7 +386,10 @@ class Reader {
           break;
         }
       }
-      std::string why = first ? fmt::format(" (line {}: {})", first->line, first->message) : "";
+      std::string inner = first ? first->message : "";
+      if (inner.size() > 9 && inner.compare(inner.size() - 9, 9, "; skipped") == 0)
+        inner.resize(inner.size() - 9);
+      std::string why = first ? fmt::format(" (line {}: {})", first->line, inner) : "";
       Diagnostic whole{Diagnostic::Kind::kNotCollbench, file.display, 0,
                        fmt::format("not a collbench results file: none of its {} line(s) is a "
                                    "collbench record{}; skipped",
@@ -269,11 +422,13 @@ class Reader {
                     std::uint64_t line_no, bool last_without_newline) {
     ++set_.lines_read;
     // Blank lines (and a trailing "\r") carry nothing.
-    while (length > 0 && (data[length - 1] == '\r' || data[length - 1] == ' ' ||
-                          data[length - 1] == '\t')) {
+    while (length > 0 &&
+           (data[length - 1] == '\r' || data[length - 1] == ' ' || data[length - 1] == '\t')) {
       --length;
     }
     std::size_t lead = 0;
+    // A UTF-8 byte order mark (some editors add one) is not part of the first record.
+    if (line_no == 1 && length >= 3 && std::memcmp(data, "\xEF\xBB\xBF", 3) == 0) lead = 3;
     while (lead < length && (data[lead] == ' ' || data[lead] == '\t')) ++lead;
     if (lead == length) return;
     data += lead;
@@ -317,27 +472,25 @@ class Reader {
     return {LineOutcome::kSyntax, Diagnostic::Kind::kInvalidJson, simdjson::error_message(e)};
   }
 
-  // Reads one number; `integral` refuses fractions.
-  static ReadError get_number(od::value& v, double& out) {
-    return classify(v.get_double().get(out));
-  }
-  static ReadError get_int(od::value& v, std::int64_t& out) {
+  // simdjson's DOM: the whole line is validated and laid out on a tape by the library's
+  // runtime-selected SIMD kernel, and walking the tape is cheap. (The On-Demand API, compiled
+  // into this file without SIMD flags, was several times slower per field.)
+  static ReadError get_int(dom::element v, std::int64_t& out) {
     return classify(v.get_int64().get(out));
   }
 
   LineOutcome parse_line(FileState& file, const char* data, std::size_t length,
                          std::size_t capacity, std::uint64_t line_no) {
-    od::document doc;
-    if (auto e = parser_.iterate(simdjson::padded_string_view(data, length, capacity)).get(doc)) {
+    dom::element doc;
+    const bool padded = capacity >= length + simdjson::SIMDJSON_PADDING;
+    if (auto e =
+            parser_.parse(reinterpret_cast<const std::uint8_t*>(data), length, !padded).get(doc)) {
       return syntax(e);
     }
-    od::object object;
-    if (auto e = doc.get_object().get(object)) {
-      if (e == simdjson::INCORRECT_TYPE) {
-        return {LineOutcome::kForeign, Diagnostic::Kind::kNotCollbench,
-                "not a JSON object, so not a collbench record"};
-      }
-      return syntax(e);
+    dom::object object;
+    if (doc.get_object().get(object)) {
+      return {LineOutcome::kForeign, Diagnostic::Kind::kNotCollbench,
+              "not a JSON object, so not a collbench record"};
     }
 
     Row row;
@@ -354,205 +507,213 @@ class Reader {
       type_errors += field;
     };
 
-    for (auto field_result : object) {
-      od::field field;
-      if (auto e = std::move(field_result).get(field)) return syntax(e);
-      std::string_view key;
-      if (auto e = field.unescaped_key().get(key)) return syntax(e);
-      od::value v = field.value();
-      od::json_type type;
-      if (auto e = v.type().get(type)) return syntax(e);
-      const bool is_null = type == od::json_type::null;
+    for (const auto [key, v] : object) {
+      const Key kid = key_id(key);
+      if (kid == Key::kUnknown) continue;  // other members (a context's hosts, env, ...)
+      const dom::element_type type = v.type();
+      const bool is_null = type == dom::element_type::NULL_VALUE;
+      const bool is_number = type == dom::element_type::INT64 ||
+                             type == dom::element_type::UINT64 || type == dom::element_type::DOUBLE;
       ReadError err = ReadError::kNone;
       std::string_view text;
       std::int64_t integer = 0;
 
-      // String fields shared by the field table below.
       auto read_string = [&](std::uint32_t bit, CachedIntern& cache, std::uint32_t& out,
                              bool nullable) {
         seen |= bit;
         if (is_null && nullable) return ReadError::kNone;
-        if (type != od::json_type::string) return ReadError::kType;
-        const auto r = classify(v.get_string().get(text));
-        if (r == ReadError::kNone) out = cache.get(set_.strings, text);
-        return r;
+        if (type != dom::element_type::STRING) return ReadError::kType;
+        out = cache.get(set_.strings, v.get_string().value_unsafe());
+        return ReadError::kNone;
       };
-      auto read_int = [&](std::uint32_t bit, std::int32_t& out, bool nullable, std::int32_t when_null) {
+      auto read_int = [&](std::uint32_t bit, std::int32_t& out, bool nullable,
+                          std::int32_t when_null) {
         seen |= bit;
         if (is_null && nullable) {
           out = when_null;
           return ReadError::kNone;
         }
-        if (type != od::json_type::number) return ReadError::kType;
+        if (!is_number) return ReadError::kType;
         const auto r = get_int(v, integer);
         if (r == ReadError::kNone) {
-          if (integer < 0 || integer > std::numeric_limits<std::int32_t>::max()) return ReadError::kType;
+          if (integer < 0 || integer > std::numeric_limits<std::int32_t>::max())
+            return ReadError::kType;
           out = static_cast<std::int32_t>(integer);
         }
         return r;
       };
 
-      if (key == "schema") {
-        has_schema = true;
-        if (type != od::json_type::object) {
-          err = ReadError::kType;
-        } else {
-          od::object s;
-          if (auto e = v.get_object().get(s)) return syntax(e);
-          for (auto sf : s) {
-            od::field f;
-            if (auto e = std::move(sf).get(f)) return syntax(e);
-            std::string_view k;
-            if (auto e = f.unescaped_key().get(k)) return syntax(e);
+      switch (kid) {
+        case Key::kSchema:
+          has_schema = true;
+          if (type != dom::element_type::OBJECT) {
+            err = ReadError::kType;
+            break;
+          }
+          for (const auto [k, sv] : dom::object(v)) {
             if (k == "name") {
-              if (f.value().get_string().get(schema_name)) schema_name = "?";
+              if (sv.get_string().get(schema_name)) schema_name = "?";
             } else if (k == "version") {
               double version = -1;
-              if (auto e = f.value().get_double().get(version)) {
-                if (classify(e) == ReadError::kSyntax) return syntax(e);
-                version = -1;
-              }
-              schema_version = version == std::floor(version) ? static_cast<std::int64_t>(version) : -1;
+              if (sv.get_double().get(version)) version = -1;
+              schema_version =
+                  version == std::floor(version) ? static_cast<std::int64_t>(version) : -1;
             }
           }
-        }
-      } else if (key == "record") {
-        if (type == od::json_type::string) {
-          if (auto e = v.get_string().get(record)) return syntax(e);
-        } else {
-          err = ReadError::kType;
-        }
-      } else if (key == "run_id") {
-        seen |= kFRunId;
-        if (type == od::json_type::string) {
-          if (auto e = v.get_string().get(text)) return syntax(e);
-          row.run_id = run_ids_.get(set_.strings, text);
-        } else {
-          err = ReadError::kType;
-        }
-      } else if (key == "test") {
-        err = read_string(kFTest, tests_, row.test, false);
-      } else if (key == "backend") {
-        err = read_string(kFBackend, backends_, row.backend, false);
-      } else if (key == "dtype") {
-        err = read_string(kFDtype, dtypes_, row.dtype, false);
-      } else if (key == "op") {
-        err = read_string(kFOp, ops_, row.op, true);
-      } else if (key == "placement") {
-        err = read_string(kFPlacement, placements_, row.placement, false);
-      } else if (key == "mode") {
-        err = read_string(kFMode, modes_, row.mode, false);
-      } else if (key == "slowest_host") {
-        err = read_string(kFSlowestHost, hosts_, row.slowest_host, true);
-      } else if (key == "note") {
-        err = read_string(0, notes_, row.note, false);
-      } else if (key == "status") {
-        seen |= kFStatus;
-        if (type != od::json_type::string) {
-          err = ReadError::kType;
-        } else {
-          if (auto e = v.get_string().get(text)) return syntax(e);
-          if (text == "ok") row.status = Status::kOk;
-          else if (text == "wrong") row.status = Status::kWrong;
-          else if (text == "unsupported") row.status = Status::kUnsupported;
-          else err = ReadError::kType;
-        }
-      } else if (key == "root") {
-        err = read_int(kFRoot, row.root, true, -1);
-      } else if (key == "nranks") {
-        err = read_int(kFNranks, row.nranks, false, 0);
-      } else if (key == "nodes") {
-        err = read_int(kFNodes, row.nodes, false, 0);
-      } else if (key == "iterations") {
-        err = read_int(kFIterations, row.iterations, false, 0);
-      } else if (key == "warmup") {
-        err = read_int(kFWarmup, row.warmup, false, 0);
-      } else if (key == "graph_launches") {
-        err = read_int(kFGraphLaunches, row.graph_launches, false, 0);
-      } else if (key == "window") {
-        err = read_int(kFWindow, row.window, true, -1);
-      } else if (key == "slowest_rank") {
-        err = read_int(kFSlowestRank, row.slowest_rank, true, -1);
-      } else if (key == "bytes" || key == "count") {
-        const bool is_bytes = key == "bytes";
-        seen |= is_bytes ? kFBytes : kFCount;
-        std::uint64_t u = 0;
-        if (type != od::json_type::number) {
-          err = ReadError::kType;
-        } else if ((err = classify(v.get_uint64().get(u))) == ReadError::kNone) {
-          (is_bytes ? row.bytes : row.count) = u;
-        }
-      } else if (key == "wrong") {
-        seen |= kFWrong;
-        if (!is_null) {
-          if (type != od::json_type::number) err = ReadError::kType;
-          else if ((err = get_int(v, integer)) == ReadError::kNone) row.wrong = integer;
-        }
-      } else if (key == "algbw_gbps" || key == "busbw_gbps") {
-        const bool bus = key == "busbw_gbps";
-        seen |= bus ? kFBusbw : kFAlgbw;
-        if (!is_null) {
-          if (type != od::json_type::number) err = ReadError::kType;
-          else err = get_number(v, bus ? row.busbw : row.algbw);
-        }
-      } else if (key == "pair") {
-        seen |= kFPair;
-        if (!is_null) {
-          od::array a;
-          if (type != od::json_type::array) {
+          break;
+        case Key::kRecord:
+          if (type == dom::element_type::STRING)
+            record = v.get_string().value_unsafe();
+          else
             err = ReadError::kType;
-          } else {
-            if (auto e = v.get_array().get(a)) return syntax(e);
+          break;
+        case Key::kRunId:
+          seen |= kFRunId;
+          if (type == dom::element_type::STRING)
+            row.run_id = run_ids_.get(set_.strings, v.get_string().value_unsafe());
+          else
+            err = ReadError::kType;
+          break;
+        case Key::kTest:
+          err = read_string(kFTest, tests_, row.test, false);
+          break;
+        case Key::kBackend:
+          err = read_string(kFBackend, backends_, row.backend, false);
+          break;
+        case Key::kDtype:
+          err = read_string(kFDtype, dtypes_, row.dtype, false);
+          break;
+        case Key::kOp:
+          err = read_string(kFOp, ops_, row.op, true);
+          break;
+        case Key::kPlacement:
+          err = read_string(kFPlacement, placements_, row.placement, false);
+          break;
+        case Key::kMode:
+          err = read_string(kFMode, modes_, row.mode, false);
+          break;
+        case Key::kSlowestHost:
+          err = read_string(kFSlowestHost, hosts_, row.slowest_host, true);
+          break;
+        case Key::kNote:
+          err = read_string(0, notes_, row.note, false);
+          break;
+        case Key::kStatus:
+          seen |= kFStatus;
+          if (type != dom::element_type::STRING) {
+            err = ReadError::kType;
+            break;
+          }
+          text = v.get_string().value_unsafe();
+          if (text == "ok")
+            row.status = Status::kOk;
+          else if (text == "wrong")
+            row.status = Status::kWrong;
+          else if (text == "unsupported")
+            row.status = Status::kUnsupported;
+          else
+            err = ReadError::kType;
+          break;
+        case Key::kRoot:
+          err = read_int(kFRoot, row.root, true, -1);
+          break;
+        case Key::kNranks:
+          err = read_int(kFNranks, row.nranks, false, 0);
+          break;
+        case Key::kNodes:
+          err = read_int(kFNodes, row.nodes, false, 0);
+          break;
+        case Key::kIterations:
+          err = read_int(kFIterations, row.iterations, false, 0);
+          break;
+        case Key::kWarmup:
+          err = read_int(kFWarmup, row.warmup, false, 0);
+          break;
+        case Key::kGraphLaunches:
+          err = read_int(kFGraphLaunches, row.graph_launches, false, 0);
+          break;
+        case Key::kWindow:
+          err = read_int(kFWindow, row.window, true, -1);
+          break;
+        case Key::kSlowestRank:
+          err = read_int(kFSlowestRank, row.slowest_rank, true, -1);
+          break;
+        case Key::kBytes:
+        case Key::kCount: {
+          const bool is_bytes = kid == Key::kBytes;
+          seen |= is_bytes ? kFBytes : kFCount;
+          std::uint64_t u = 0;
+          if (!is_number)
+            err = ReadError::kType;
+          else if ((err = classify(v.get_uint64().get(u))) == ReadError::kNone)
+            (is_bytes ? row.bytes : row.count) = u;
+          break;
+        }
+        case Key::kWrong:
+          seen |= kFWrong;
+          if (is_null) break;
+          if (!is_number)
+            err = ReadError::kType;
+          else if ((err = get_int(v, integer)) == ReadError::kNone)
+            row.wrong = integer;
+          break;
+        case Key::kAlgbwGbps:
+        case Key::kBusbwGbps: {
+          const bool bus = kid == Key::kBusbwGbps;
+          seen |= bus ? kFBusbw : kFAlgbw;
+          if (is_null) break;
+          if (!is_number)
+            err = ReadError::kType;
+          else
+            err = classify(v.get_double().get(bus ? row.busbw : row.algbw));
+          break;
+        }
+        case Key::kPair:
+          seen |= kFPair;
+          if (is_null) break;
+          if (type != dom::element_type::ARRAY) {
+            err = ReadError::kType;
+            break;
+          }
+          {
             int i = 0;
-            for (auto element : a) {
+            for (const dom::element element : dom::array(v)) {
               std::int64_t r = -1;
-              if (auto e = element.get_int64().get(r)) {
-                if (classify(e) == ReadError::kSyntax) return syntax(e);
-                err = ReadError::kType;
-              }
-              if (i == 0) row.pair_a = static_cast<std::int32_t>(r);
-              else if (i == 1) row.pair_b = static_cast<std::int32_t>(r);
+              if (element.get_int64().get(r)) err = ReadError::kType;
+              if (i == 0)
+                row.pair_a = static_cast<std::int32_t>(r);
+              else if (i == 1)
+                row.pair_b = static_cast<std::int32_t>(r);
               ++i;
             }
             if (i != 2) err = ReadError::kType;
           }
-        }
-      } else if (key == "time_us") {
-        seen |= kFTime;
-        if (!is_null) {
-          if (type != od::json_type::object) {
+          break;
+        case Key::kTimeUs:
+          seen |= kFTime;
+          if (is_null) break;
+          if (type != dom::element_type::OBJECT) {
             err = ReadError::kType;
-          } else {
-            const auto r = read_times(v, row);
-            if (r == ReadError::kSyntax) return {LineOutcome::kSyntax, Diagnostic::Kind::kInvalidJson, "broken time_us"};
-            if (r == ReadError::kType) time_ok = false;
-            row.has_time = true;
+            break;
           }
-        }
-      } else if (key == "labels") {
-        if (type != od::json_type::object) {
-          err = ReadError::kType;
-        } else {
-          od::object labels;
-          if (auto e = v.get_object().get(labels)) return syntax(e);
-          std::string_view raw;
-          if (auto e = labels.raw_json().get(raw)) return syntax(e);
-          if (!intern_labels(raw, row.labels)) err = ReadError::kType;
-        }
+          if (read_times(dom::object(v), row) != ReadError::kNone) time_ok = false;
+          row.has_time = true;
+          break;
+        case Key::kLabels:
+          if (type != dom::element_type::OBJECT || !intern_labels(dom::object(v), row.labels))
+            err = ReadError::kType;
+          break;
+        case Key::kUnknown:
+          break;
       }
-      // Other members (a context's hosts, env, ...) are skipped here; contexts are re-read whole.
-      if (err == ReadError::kSyntax) return {LineOutcome::kSyntax, Diagnostic::Kind::kInvalidJson, std::string(key)};
-      if (err == ReadError::kType) type_error(key);
-    }
-    // A line cut short can still iterate cleanly up to its cut; a complete record ends in '}'.
-    if (data[length - 1] != '}') {
-      return {LineOutcome::kSyntax, Diagnostic::Kind::kInvalidJson, "the record does not end with '}'"};
+      if (err != ReadError::kNone) type_error(key);
     }
 
     if (!has_schema || schema_name != kSchemaName) {
       return {LineOutcome::kForeign, Diagnostic::Kind::kNotCollbench,
-              has_schema ? fmt::format("schema name is \"{}\", not \"{}\"", schema_name, kSchemaName)
-                         : std::string("no \"schema\" member: not a collbench record")};
+              has_schema
+                  ? fmt::format("schema name is \"{}\", not \"{}\"", schema_name, kSchemaName)
+                  : std::string("no \"schema\" member: not a collbench record")};
     }
     if (schema_version > kSchemaVersion) {
       return {LineOutcome::kRejected, Diagnostic::Kind::kNewerSchema,
@@ -565,7 +726,7 @@ class Reader {
       return {LineOutcome::kRejected, Diagnostic::Kind::kBadRecord,
               "schema.version is not a positive integer; skipped"};
     }
-    if (record == "context") return accept_context(file, data, length, line_no);
+    if (record == "context") return accept_context(file, doc, line_no);
     if (record != "result") {
       return {LineOutcome::kRejected, Diagnostic::Kind::kBadRecord,
               record.empty() ? std::string("no \"record\" member; skipped")
@@ -574,12 +735,14 @@ class Reader {
     if (!type_errors.empty() || !time_ok) {
       if (!time_ok) type_error("time_us");
       return {LineOutcome::kRejected, Diagnostic::Kind::kBadRecord,
-              fmt::format("result row with a field of the wrong type or value: {}; skipped", type_errors)};
+              fmt::format("result row with a field of the wrong type or value: {}; skipped",
+                          type_errors)};
     }
     if ((seen & kAllRequired) != kAllRequired) {
       std::string missing;
       for (int bit = 0; bit < 24; ++bit) {
-        if (!(seen & (1u << bit))) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", kFieldNames[bit]);
+        if (!(seen & (1u << bit)))
+          missing += fmt::format("{}{}", missing.empty() ? "" : ", ", kFieldNames[bit]);
       }
       return {LineOutcome::kRejected, Diagnostic::Kind::kBadRecord,
               fmt::format("result row without required field(s) {}; skipped", missing)};
@@ -592,14 +755,15 @@ class Reader {
     if (row.status != Status::kOk) {
       // Kept for results.csv; the charts and tables only use rows that passed.
       const Row& r = set_.rows.back();
-      const std::string what = fmt::format("{} {} {}{}", set_.strings.str(r.test), format_bytes(r.bytes),
-                                           set_.strings.str(r.dtype),
-                                           r.op ? " " + set_.strings.str(r.op) : "");
+      const std::string what =
+          fmt::format("{} {} {}{}", set_.strings.str(r.test), format_bytes(r.bytes),
+                      set_.strings.str(r.dtype), r.op ? " " + set_.strings.str(r.op) : "");
       std::string message =
           r.status == Status::kWrong
-              ? fmt::format("status \"wrong\" ({} wrong elements) for {}: listed in results.csv, "
-                            "left out of charts and tables",
-                            r.wrong, what)
+              ? fmt::format(
+                    "status \"wrong\" ({} wrong elements) for {}: listed in results.csv, "
+                    "left out of charts and tables",
+                    r.wrong, what)
               : fmt::format("status \"unsupported\" for {}{}: not measured, listed in results.csv",
                             what, r.note ? fmt::format(" ({})", set_.strings.str(r.note)) : "");
       add(file, Diagnostic::Kind::kFailedStatus, line_no, std::move(message));
@@ -607,91 +771,182 @@ class Reader {
     return {};
   }
 
-  static ReadError read_times(od::value& v, Row& row) {
-    od::object t;
-    if (auto e = v.get_object().get(t)) return classify(e);
+  static ReadError read_times(dom::object t, Row& row) {
     int found = 0;
-    for (auto tf : t) {
-      od::field f;
-      if (std::move(tf).get(f)) return ReadError::kSyntax;
-      std::string_view k;
-      if (f.unescaped_key().get(k)) return ReadError::kSyntax;
-      od::value tv = f.value();
+    for (const auto [k, v] : t) {
+      const PackedName n = pack_runtime(k.substr(0, 16));
       double* target = nullptr;
-      if (k == "reported") target = &row.time_reported;
-      else if (k == "slowest") target = &row.time_slowest;
-      else if (k == "mean") target = &row.time_mean;
-      else if (k == "fastest") target = &row.time_fastest;
+      if (n == kReported) {
+        target = &row.time_reported;
+        ++found;
+      } else if (n == kSlowest) {
+        target = &row.time_slowest;
+      } else if (n == kMean) {
+        target = &row.time_mean;
+      } else if (n == kFastest) {
+        target = &row.time_fastest;
+      }
       if (target) {
-        if (auto r = classify(tv.get_double().get(*target)); r != ReadError::kNone) return r;
-        if (k == "reported") ++found;
+        if (auto r = classify(v.get_double().get(*target)); r != ReadError::kNone) return r;
         continue;
       }
-      if (k != "per_iteration") continue;
-      od::object p;
-      if (auto e = tv.get_object().get(p)) return classify(e);
-      for (auto pf : p) {
-        od::field g;
-        if (std::move(pf).get(g)) return ReadError::kSyntax;
-        std::string_view pk;
-        if (g.unescaped_key().get(pk)) return ReadError::kSyntax;
-        IterationTimes& it = row.per_iteration;
+      if (!(n == kPerIteration)) continue;
+      dom::object p;
+      if (auto e = v.get_object().get(p)) return classify(e);
+      IterationTimes& it = row.per_iteration;
+      for (const auto [pk, pv] : p) {
         double value = 0;
-        if (auto r = classify(g.value().get_double().get(value)); r != ReadError::kNone) return r;
-        if (pk == "n") it.n = static_cast<std::uint32_t>(std::max(0.0, value));
-        else if (pk == "min") it.min = value;
-        else if (pk == "p50") it.p50 = value;
-        else if (pk == "p99") it.p99 = value;
-        else if (pk == "max") it.max = value;
-        else if (pk == "mean") it.mean = value;
-        else if (pk == "cv") it.cv = value;
+        if (auto r = classify(pv.get_double().get(value)); r != ReadError::kNone) return r;
+        const PackedName m = pack_runtime(pk.substr(0, 16));
+        if (m == kN)
+          it.n = static_cast<std::uint32_t>(std::max(0.0, value));
+        else if (m == kMin)
+          it.min = value;
+        else if (m == kP50)
+          it.p50 = value;
+        else if (m == kP99)
+          it.p99 = value;
+        else if (m == kMax)
+          it.max = value;
+        else if (m == kMean)
+          it.mean = value;
+        else if (m == kCv)
+          it.cv = value;
       }
     }
     if (found == 0 || row.time_reported < 0) return ReadError::kType;
     return ReadError::kNone;
   }
 
-  // Labels are the same on every line of a run, so the raw text is the cache key.
-  bool intern_labels(std::string_view raw, std::uint32_t& id) {
-    if (raw == last_labels_raw_ && last_labels_id_ != kNoId) {
-      id = last_labels_id_;
-      return true;
+  // A label value in its JSON spelling ("16", "0.5", or the string itself).
+  static bool label_text(dom::element v, std::string& out) {
+    switch (v.type()) {
+      case dom::element_type::STRING:
+        out.assign(v.get_string().value_unsafe());
+        return true;
+      case dom::element_type::INT64:
+        out = std::to_string(v.get_int64().value_unsafe());
+        return true;
+      case dom::element_type::UINT64:
+        out = std::to_string(v.get_uint64().value_unsafe());
+        return true;
+      case dom::element_type::DOUBLE:
+        out = fmt::format("{}", v.get_double().value_unsafe());
+        return true;
+      default:
+        return false;
     }
-    nlohmann::json parsed = nlohmann::json::parse(raw, nullptr, false);
-    if (!parsed.is_object()) return false;
+  }
+
+  // Labels are the same on every line of a run: compare with the previous line's before building
+  // and interning a set.
+  bool intern_labels(dom::object labels, std::uint32_t& id) {
+    if (last_labels_id_ != kNoId) {
+      std::size_t i = 0;
+      bool same = true;
+      for (const auto [k, v] : labels) {
+        if (i >= last_labels_.size() || last_labels_[i].first != k || !label_text(v, scratch_) ||
+            scratch_ != last_labels_[i].second) {
+          same = false;
+          break;
+        }
+        ++i;
+      }
+      if (same && i == last_labels_.size()) {
+        id = last_labels_id_;
+        return true;
+      }
+    }
+    last_labels_.clear();
     LabelSet set;
-    for (const auto& [k, value] : parsed.items()) {
+    for (const auto [k, v] : labels) {
       std::string text;
-      if (value.is_string()) text = value.get<std::string>();
-      else if (value.is_number()) text = value.dump();
-      else return false;
+      if (!label_text(v, text)) return false;
       set.emplace_back(set_.strings.intern(k), set_.strings.intern(text));
+      last_labels_.emplace_back(std::string(k), std::move(text));
     }
     std::sort(set.begin(), set.end(), [this](const auto& a, const auto& b) {
       return set_.strings.str(a.first) < set_.strings.str(b.first);
     });
-    auto [it, inserted] = label_ids_.try_emplace(set, static_cast<std::uint32_t>(set_.label_sets.size()));
+    auto [it, inserted] =
+        label_ids_.try_emplace(set, static_cast<std::uint32_t>(set_.label_sets.size()));
     if (inserted) set_.label_sets.push_back(set);
-    last_labels_raw_.assign(raw);
     last_labels_id_ = it->second;
     id = it->second;
     return true;
   }
 
-  LineOutcome accept_context(FileState& file, const char* data, std::size_t length,
-                             std::uint64_t line_no) {
-    nlohmann::json context = nlohmann::json::parse(std::string_view(data, length), nullptr, false);
-    if (context.is_discarded() || !context.contains("run_id") || !context["run_id"].is_string()) {
-      return {LineOutcome::kRejected, Diagnostic::Kind::kBadRecord, "context record without a run_id; skipped"};
+  // Contexts are kept as nlohmann::json for the fingerprint code; converting the parsed tape is
+  // cheaper than parsing the line a second time.
+  static nlohmann::json to_nlohmann(dom::element e) {
+    switch (e.type()) {
+      case dom::element_type::OBJECT: {
+        nlohmann::json j = nlohmann::json::object();
+        for (const auto [k, v] : dom::object(e)) j[std::string(k)] = to_nlohmann(v);
+        return j;
+      }
+      case dom::element_type::ARRAY: {
+        nlohmann::json j = nlohmann::json::array();
+        for (const dom::element v : dom::array(e)) j.push_back(to_nlohmann(v));
+        return j;
+      }
+      case dom::element_type::STRING:
+        return std::string(e.get_string().value_unsafe());
+      case dom::element_type::INT64:
+        return e.get_int64().value_unsafe();
+      case dom::element_type::UINT64:
+        return e.get_uint64().value_unsafe();
+      case dom::element_type::DOUBLE:
+        return e.get_double().value_unsafe();
+      case dom::element_type::BOOL:
+        return e.get_bool().value_unsafe();
+      case dom::element_type::NULL_VALUE:
+        return nullptr;
     }
-    const std::string run_id = context["run_id"].get<std::string>();
+    return nullptr;
+  }
+
+  LineOutcome accept_context(FileState& file, dom::element doc, std::uint64_t line_no) {
+    std::string_view run_view;
+    if (doc["run_id"].get_string().get(run_view)) {
+      return {LineOutcome::kRejected, Diagnostic::Kind::kBadRecord,
+              "context record without a run_id; skipped"};
+    }
+    const std::string run_id(run_view);
     const auto existing = set_.contexts.find(run_id);
     if (existing != set_.contexts.end()) {
       return {LineOutcome::kRejected, Diagnostic::Kind::kDuplicate,
               fmt::format("context of run {} already read at {}:{}; skipped", run_id,
                           set_.files[existing->second.file], existing->second.line)};
     }
-    set_.contexts.emplace(run_id, RunContext{file.index, static_cast<std::uint32_t>(line_no), std::move(context)});
+    // Everything but the per-rank list, which is summarised: at 256 ranks it is most of the
+    // record, and kept as JSON it cost more memory than a million result rows.
+    RunContext context{
+        file.index, static_cast<std::uint32_t>(line_no), nlohmann::json::object(), {}};
+    for (const auto [key, value] : dom::object(doc)) {
+      if (key != "ranks") {
+        context.json[std::string(key)] = to_nlohmann(value);
+        continue;
+      }
+      dom::array ranks;
+      if (value.get_array().get(ranks)) continue;
+      for (const dom::element r : ranks) {
+        dom::element device;
+        if (r["device"].get(device)) continue;
+        std::string_view model = "?", driver;
+        if (device["model"].get_string().get(model)) model = "?";
+        if (device["driver_version"].get_string().get(driver)) driver = {};
+        std::string name(model);
+        if (!driver.empty()) name += fmt::format(" (driver {})", driver);
+        auto it = std::find_if(context.devices.begin(), context.devices.end(),
+                               [&name](const auto& d) { return d.first == name; });
+        if (it == context.devices.end())
+          context.devices.emplace_back(std::move(name), 1);
+        else
+          ++it->second;
+      }
+    }
+    set_.contexts.emplace(run_id, std::move(context));
     return {};
   }
 
@@ -708,64 +963,76 @@ class Reader {
       const auto& r = rows[i];
       std::uint64_t h = 1469598103934665603ull;
       auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull + (h >> 29); };
-      mix(r.run_id); mix(r.test); mix(r.dtype); mix(r.op); mix(r.placement);
-      mix(static_cast<std::uint32_t>(r.root)); mix(static_cast<std::uint32_t>(r.pair_a));
-      mix(static_cast<std::uint32_t>(r.pair_b)); mix(r.bytes);
+      mix(r.run_id);
+      mix(r.test);
+      mix(r.dtype);
+      mix(r.op);
+      mix(r.placement);
+      mix(static_cast<std::uint32_t>(r.root));
+      mix(static_cast<std::uint32_t>(r.pair_a));
+      mix(static_cast<std::uint32_t>(r.pair_b));
+      mix(r.bytes);
       order[i] = {h, static_cast<std::uint32_t>(i)};
     }
     std::sort(order.begin(), order.end());
     std::vector<bool> drop(rows.size(), false);
-    std::map<std::uint32_t, std::vector<Diagnostic>> by_file;
-    std::vector<std::uint64_t> per_file(set_.files.size(), 0);
-    std::size_t dropped = 0;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (later, first) row indices
     for (std::size_t i = 0; i < order.size();) {
       std::size_t j = i + 1;
       while (j < order.size() && order[j].first == order[i].first) ++j;
-      // Rows with equal hashes: the first occurrence (lowest index = input order) wins.
+      // Rows with equal hashes: the first occurrence (lowest index = input order) wins; equal
+      // hashes sort by index, so `a` always precedes `b` in the input.
       for (std::size_t a = i; a < j; ++a) {
         if (drop[order[a].second]) continue;
         for (std::size_t b = a + 1; b < j; ++b) {
-          const Row& first = rows[order[a].second];
-          const Row& later = rows[order[b].second];
-          if (drop[order[b].second] || key_of(first) != key_of(later)) continue;
+          if (drop[order[b].second] ||
+              key_of(rows[order[a].second]) != key_of(rows[order[b].second]))
+            continue;
           drop[order[b].second] = true;
-          ++dropped;
-          if (per_file[later.file]++ < kDiagnosticsKeptPerFileAndKind) {
-            const bool same = first.busbw == later.busbw && first.time_reported == later.time_reported;
-            by_file[later.file].push_back(
-                {Diagnostic::Kind::kDuplicate, set_.files[later.file], later.line,
-                 fmt::format("duplicate of {}:{} (same run {}, {} {} {}){}; skipped",
-                             set_.files[first.file], first.line, set_.strings.str(first.run_id),
-                             set_.strings.str(first.test), format_bytes(first.bytes),
-                             set_.strings.str(first.placement),
-                             same ? "" : " with different numbers")});
-          }
+          pairs.emplace_back(order[b].second, order[a].second);
         }
       }
       i = j;
     }
-    if (dropped == 0) return;
-    // order[] was sorted by (hash, index); a pair with a lower index always came first above,
-    // because equal hashes sort by index.
+    if (pairs.empty()) return;
+    // Messages in input order, the first few per file.
+    std::sort(pairs.begin(), pairs.end());
+    std::vector<std::uint64_t> per_file(set_.files.size(), 0);
+    std::vector<Diagnostic> messages;
+    for (const auto& [later_index, first_index] : pairs) {
+      const Row& later = rows[later_index];
+      const Row& first = rows[first_index];
+      if (per_file[later.file]++ >= kDiagnosticsKeptPerFileAndKind) continue;
+      const bool same = first.busbw == later.busbw && first.time_reported == later.time_reported;
+      messages.push_back(
+          {Diagnostic::Kind::kDuplicate, set_.files[later.file], later.line,
+           fmt::format("duplicate of {}:{} (same run {}, {} {} {}){}; skipped",
+                       set_.files[first.file], first.line, set_.strings.str(first.run_id),
+                       set_.strings.str(first.test), format_bytes(first.bytes),
+                       set_.strings.str(first.placement), same ? "" : " with different numbers")});
+    }
+    for (std::size_t f = 0; f < per_file.size(); ++f) {
+      if (per_file[f] > kDiagnosticsKeptPerFileAndKind) {
+        messages.push_back(
+            {Diagnostic::Kind::kDuplicate, set_.files[f], 0,
+             fmt::format("{} more duplicate row(s) ({} in all)",
+                         per_file[f] - kDiagnosticsKeptPerFileAndKind, per_file[f])});
+      }
+    }
+    std::stable_sort(messages.begin(), messages.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) { return a.file < b.file; });
+    for (auto& d : messages) set_.diagnostics.push_back(std::move(d));
+    set_.diagnostic_counts[static_cast<std::size_t>(Diagnostic::Kind::kDuplicate)] += pairs.size();
     std::size_t out = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (!drop[i]) rows[out++] = rows[i];
     }
     rows.resize(out);
-    set_.diagnostic_counts[static_cast<std::size_t>(Diagnostic::Kind::kDuplicate)] += dropped;
-    for (auto& [file, list] : by_file) {
-      for (auto& d : list) set_.diagnostics.push_back(std::move(d));
-      if (per_file[file] > kDiagnosticsKeptPerFileAndKind) {
-        set_.diagnostics.push_back({Diagnostic::Kind::kDuplicate, set_.files[file], 0,
-                                    fmt::format("{} more duplicate row(s) ({} in all)",
-                                                per_file[file] - kDiagnosticsKeptPerFileAndKind,
-                                                per_file[file])});
-      }
-    }
   }
 
   void report_missing_contexts() {
-    std::map<std::uint32_t, std::pair<const Row*, std::uint64_t>> missing;  // run_id -> first row, count
+    std::map<std::uint32_t, std::pair<const Row*, std::uint64_t>>
+        missing;  // run_id -> first row, count
     for (const auto& row : set_.rows) {
       if (set_.contexts.count(set_.strings.str(row.run_id))) continue;
       auto [it, inserted] = missing.try_emplace(row.run_id, &row, 0);
@@ -782,10 +1049,12 @@ class Reader {
   }
 
   ResultSet& set_;
-  od::parser parser_;
+  std::vector<char> buffer_;
+  dom::parser parser_;
   CachedIntern run_ids_, tests_, backends_, dtypes_, ops_, placements_, modes_, hosts_, notes_;
   std::map<LabelSet, std::uint32_t> label_ids_;
-  std::string last_labels_raw_;
+  std::vector<std::pair<std::string, std::string>> last_labels_;
+  std::string scratch_;
   std::uint32_t last_labels_id_ = kNoId;
 };
 
@@ -799,9 +1068,10 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
     const fs::path path(input);
     const auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) {
-      throw_usage("{}: no such file or directory; give a results directory (e.g. results/<campaign>) "
-                  "or a .jsonl file",
-                  input);
+      throw_usage(
+          "{}: no such file or directory; give a results directory (e.g. results/<campaign>) "
+          "or a .jsonl file",
+          input);
     }
     std::vector<InputFile> found;
     if (fs::is_directory(status)) {
@@ -813,7 +1083,8 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       if (prefix.empty() || prefix == "." || prefix == "..") {
         prefix = fs::weakly_canonical(path, ec).filename().string();
       }
-      for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+      for (auto it = fs::recursive_directory_iterator(
+               path, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (!it->is_regular_file(ec) || it->path().extension() != ".jsonl") continue;
         const auto below = fs::relative(it->path(), path, ec).generic_string();
@@ -835,10 +1106,135 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
   return files;
 }
 
+namespace {
+
+// Appends `from` (read from later files) to `into`, translating its string and label ids.
+void merge_into(ResultSet& into, ResultSet&& from) {
+  const auto file_offset = static_cast<std::uint32_t>(into.files.size());
+  for (auto& f : from.files) into.files.push_back(std::move(f));
+  for (auto& f : from.file_stems) into.file_stems.push_back(std::move(f));
+  std::vector<std::uint32_t> string_map(from.strings.size());
+  for (std::size_t i = 0; i < from.strings.size(); ++i)
+    string_map[i] = into.strings.intern(from.strings.str(static_cast<std::uint32_t>(i)));
+  std::map<LabelSet, std::uint32_t> label_ids;
+  for (std::size_t i = 0; i < into.label_sets.size(); ++i)
+    label_ids.emplace(into.label_sets[i], static_cast<std::uint32_t>(i));
+  std::vector<std::uint32_t> label_map(from.label_sets.size(), 0);
+  for (std::size_t i = 0; i < from.label_sets.size(); ++i) {
+    LabelSet set = from.label_sets[i];
+    for (auto& [k, v] : set) {
+      k = string_map[k];
+      v = string_map[v];
+    }
+    std::sort(set.begin(), set.end(), [&into](const auto& a, const auto& b) {
+      return into.strings.str(a.first) < into.strings.str(b.first);
+    });
+    auto [it, inserted] =
+        label_ids.try_emplace(set, static_cast<std::uint32_t>(into.label_sets.size()));
+    if (inserted) into.label_sets.push_back(set);
+    label_map[i] = it->second;
+  }
+  if (into.rows.capacity() < into.rows.size() + from.rows.size())
+    into.rows.reserve(into.rows.size() + from.rows.size());
+  for (Row r : from.rows) {
+    for (std::uint32_t* id : {&r.run_id, &r.test, &r.backend, &r.dtype, &r.op, &r.placement,
+                              &r.mode, &r.slowest_host, &r.note}) {
+      *id = string_map[*id];
+    }
+    r.labels = label_map[r.labels];
+    r.file += file_offset;
+    into.rows.push_back(r);
+  }
+  std::vector<Row>().swap(from.rows);
+  for (auto& [run_id, context] : from.contexts) {
+    const auto existing = into.contexts.find(run_id);
+    if (existing != into.contexts.end()) {
+      into.diagnostics.push_back(
+          {Diagnostic::Kind::kDuplicate, into.files[context.file + file_offset], context.line,
+           fmt::format("context of run {} already read at {}:{}; skipped", run_id,
+                       into.files[existing->second.file], existing->second.line)});
+      ++into.diagnostic_counts[static_cast<std::size_t>(Diagnostic::Kind::kDuplicate)];
+      continue;
+    }
+    context.file += file_offset;
+    into.contexts.emplace(run_id, std::move(context));
+  }
+  for (auto& d : from.diagnostics) into.diagnostics.push_back(std::move(d));
+  for (std::size_t k = 0; k < from.diagnostic_counts.size() && k < into.diagnostic_counts.size();
+       ++k) {
+    into.diagnostic_counts[k] += from.diagnostic_counts[k];
+  }
+  into.lines_read += from.lines_read;
+}
+
+}  // namespace
+
 ResultSet read_results(const std::vector<std::string>& inputs) {
-  ResultSet set;
+  const auto files = list_input_files(inputs);
+  std::vector<std::uint64_t> sizes;
+  std::uint64_t total = 0;
+  for (const auto& f : files) {
+    std::error_code ec;
+    const auto size = fs::file_size(f.path, ec);
+    sizes.push_back(ec ? 0 : size);
+    total += sizes.back();
+  }
+  // Files are split into contiguous groups of about equal bytes, read in parallel and merged in
+  // order, so the result is the same as a sequential read.
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t groups = std::min<std::size_t>({hw, 4, files.size()});
+  constexpr std::uint64_t kBytesPerRow = 600;  // a result line is 600-900 bytes
+  if (groups <= 1) {
+    ResultSet set;
+    set.rows.reserve(total / kBytesPerRow);
+    Reader reader(set);
+    for (const auto& file : files) reader.read_file(file);
+    reader.finish();
+    return set;
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  std::size_t begin = 0;
+  std::uint64_t acc = 0;
+  for (std::size_t g = 0; g < groups; ++g) {
+    std::size_t end = begin;
+    const std::uint64_t target = total * (g + 1) / groups;
+    while (end < files.size() && (acc < target || end == begin)) acc += sizes[end++];
+    if (g + 1 == groups) end = files.size();
+    ranges.emplace_back(begin, end);
+    begin = end;
+  }
+  std::vector<ResultSet> parts(groups);
+  std::vector<std::exception_ptr> errors(groups);
+  std::vector<std::thread> threads;
+  for (std::size_t g = 0; g < groups; ++g) {
+    threads.emplace_back([&, g] {
+      try {
+        std::uint64_t bytes = 0;
+        for (std::size_t i = ranges[g].first; i < ranges[g].second; ++i) bytes += sizes[i];
+        parts[g].rows.reserve(bytes / kBytesPerRow);
+        Reader reader(parts[g]);
+        for (std::size_t i = ranges[g].first; i < ranges[g].second; ++i) reader.read_file(files[i]);
+      } catch (...) {
+        errors[g] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  // One final row vector; each part's rows are released as soon as they are copied, so at most
+  // one part is held twice.
+  std::size_t total_rows = 0;
+  for (const auto& part : parts) total_rows += part.rows.size();
+  std::vector<Row> first_rows = std::move(parts[0].rows);
+  ResultSet set = std::move(parts[0]);
+  set.rows = {};
+  set.rows.reserve(total_rows);
+  set.rows.insert(set.rows.end(), first_rows.begin(), first_rows.end());
+  std::vector<Row>().swap(first_rows);
+  for (std::size_t g = 1; g < groups; ++g) merge_into(set, std::move(parts[g]));
   Reader reader(set);
-  for (const auto& file : list_input_files(inputs)) reader.read_file(file);
   reader.finish();
   return set;
 }

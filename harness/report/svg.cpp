@@ -2,10 +2,10 @@
 // log2 byte axes, spread bands and hover titles, and the format is small enough to own.
 #include "collbench/report/svg.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 #include "collbench/sizes.h"
 
@@ -16,8 +16,8 @@ namespace {
 // Okabe & Ito's colour-blind-safe palette (yellow replaced by olive, which reads on white).
 constexpr std::string_view kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
                                          "#CC79A7", "#56B4E9", "#000000", "#999933"};
-constexpr std::string_view kMarkers[] = {"circle", "square", "triangle", "diamond", "triangle-down",
-                                         "ring"};
+constexpr std::string_view kMarkers[] = {"circle",  "square",        "triangle",
+                                         "diamond", "triangle-down", "ring"};
 // Dash patterns cycle with a period coprime to the palette's so that style i and i+8 differ.
 constexpr std::string_view kDashes[] = {"", "7 3", "2 2.5", "9 3 2 3", "4 2"};
 
@@ -26,14 +26,17 @@ constexpr int kSubtitleHeight = 18;
 constexpr int kLegendWidth = 270;
 constexpr int kLegendRow = 19;
 constexpr int kMarginLeft = 62, kMarginRight = 14, kMarginTop = 26, kMarginBottom = 46;
-constexpr std::size_t kLegendChars = 36;
-constexpr const char* kFont = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', Arial, sans-serif";
+constexpr const char* kFont =
+    "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', Arial, sans-serif";
 
 double transform(AxisScale scale, double v) {
   switch (scale) {
-    case AxisScale::kLog10: return std::log10(v);
-    case AxisScale::kLog2: return std::log2(v);
-    case AxisScale::kLinear: return v;
+    case AxisScale::kLog10:
+      return std::log10(v);
+    case AxisScale::kLog2:
+      return std::log2(v);
+    case AxisScale::kLinear:
+      return v;
   }
   return v;
 }
@@ -57,8 +60,8 @@ double nice_step(double span, int target) {
 
 std::string marker_path(std::string_view shape, double x, double y, double r) {
   if (shape == "circle" || shape == "ring") {
-    return fmt::format("M{:.1f},{:.1f}a{:.1f},{:.1f} 0 1,0 {:.1f},0a{:.1f},{:.1f} 0 1,0 {:.1f},0Z", x - r,
-                       y, r, r, 2 * r, r, r, -2 * r);
+    return fmt::format("M{:.1f},{:.1f}a{:.1f},{:.1f} 0 1,0 {:.1f},0a{:.1f},{:.1f} 0 1,0 {:.1f},0Z",
+                       x - r, y, r, r, 2 * r, r, r, -2 * r);
   }
   if (shape == "square") {
     const double s = r * 0.9;
@@ -104,10 +107,15 @@ std::string truncate(const std::string& text, std::size_t limit) {
 
 }  // namespace
 
-std::string_view style_color(int style) { return kPalette[static_cast<std::size_t>(style) % std::size(kPalette)]; }
-std::string_view style_marker(int style) { return kMarkers[static_cast<std::size_t>(style) % std::size(kMarkers)]; }
+std::string_view style_color(int style) {
+  return kPalette[static_cast<std::size_t>(style) % std::size(kPalette)];
+}
+std::string_view style_marker(int style) {
+  return kMarkers[static_cast<std::size_t>(style) % std::size(kMarkers)];
+}
 std::string_view style_dash(int style) {
-  return kDashes[static_cast<std::size_t>(style / static_cast<int>(std::size(kPalette)) + style) % std::size(kDashes)];
+  return kDashes[static_cast<std::size_t>(style / static_cast<int>(std::size(kPalette)) + style) %
+                 std::size(kDashes)];
 }
 
 std::string format_sig(double value, int digits) {
@@ -115,7 +123,10 @@ std::string format_sig(double value, int digits) {
   if (value == 0) return "0";
   const double a = std::abs(value);
   if (a >= 1e7 || a < 1e-4) return fmt::format("{:.{}e}", value, std::max(0, digits - 1));
-  const int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  // Rounding can carry into the next decade (0.0009999 -> 0.00100): use the rounded magnitude.
+  const double rounded = std::abs(std::stod(fmt::format("{:.{}e}", a, std::max(0, digits - 1))));
+  magnitude = static_cast<int>(std::floor(std::log10(rounded)));
   const int decimals = std::max(0, digits - 1 - magnitude);
   std::string s = fmt::format("{:.{}f}", value, decimals);
   if (s == "-0") s = "0";
@@ -127,12 +138,23 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -189,12 +211,19 @@ std::string tick_label(const Axis& axis, double value) {
   }
   if (axis.scale == AxisScale::kLog10 && value >= 1e5) {
     const double e = std::log10(value);
-    if (std::abs(e - std::round(e)) < 1e-9) return fmt::format("1e{}", static_cast<int>(std::round(e)));
+    if (std::abs(e - std::round(e)) < 1e-9)
+      return fmt::format("1e{}", static_cast<int>(std::round(e)));
   }
   if (std::abs(value - std::round(value)) < 1e-9 * std::max(1.0, std::abs(value))) {
     return fmt::format("{}", static_cast<long long>(std::llround(value)));
   }
-  return format_sig(value, 3);
+  // Tick values are round numbers: "0.5", "1.25", not "0.500".
+  std::string text = format_sig(value, 3);
+  if (text.find('.') != std::string::npos && text.find('e') == std::string::npos) {
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
 }
 
 std::string render_svg(const Chart& chart, bool standalone) {
@@ -203,9 +232,24 @@ std::string render_svg(const Chart& chart, bool standalone) {
   const int rows = (panel_count + cols - 1) / cols;
   const int header = kHeaderHeight + (chart.subtitle.empty() ? 0 : kSubtitleHeight);
   const bool has_legend = !chart.legend.empty();
-  const int legend_height = has_legend ? 26 + kLegendRow * static_cast<int>(chart.legend.size()) : 0;
-  const int width = cols * chart.panel_width + (has_legend ? kLegendWidth : 0);
-  const int height = header + std::max(rows * chart.panel_height, legend_height) + 6;
+  // A single panel keeps its legend below the plot (two charts then fit side by side on a
+  // page); small multiples share one legend to their right. Either way it never covers data.
+  const bool legend_below = chart.panels.size() <= 1;
+  const int legend_cols = legend_below
+                              ? std::max(1, std::min(chart.panel_width / kLegendWidth,
+                                                     static_cast<int>(chart.legend.size())))
+                              : 1;
+  const int column_width = legend_below ? chart.panel_width / legend_cols : kLegendWidth;
+  // Roughly 6.6 px per character at 12 px, after the 38 px line sample.
+  const std::size_t legend_chars =
+      static_cast<std::size_t>(std::max(12, (column_width - 48) * 10 / 66));
+  const int legend_rows =
+      has_legend ? (static_cast<int>(chart.legend.size()) + legend_cols - 1) / legend_cols : 0;
+  const int legend_height = has_legend ? 4 + kLegendRow * legend_rows : 0;
+  const int width = cols * chart.panel_width + (has_legend && !legend_below ? kLegendWidth : 0);
+  const int height = legend_below
+                         ? header + rows * chart.panel_height + legend_height + 4
+                         : header + std::max(rows * chart.panel_height, legend_height + 20) + 6;
 
   // Shared data ranges over every panel.
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
@@ -279,21 +323,25 @@ std::string render_svg(const Chart& chart, bool standalone) {
   fmt::memory_buffer out;
   auto put = [&out](std::string_view s) { out.append(s.data(), s.data() + s.size()); };
   if (standalone) put("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  fmt::format_to(std::back_inserter(out),
-                 R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="{id}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-labelledby="{id}-title" font-family="{font}" font-size="12">)"
-                 "\n",
-                 fmt::arg("id", xml_escape(chart.id)), fmt::arg("w", width), fmt::arg("h", height),
-                 fmt::arg("font", kFont));
-  fmt::format_to(std::back_inserter(out), "<title id=\"{}-title\">{}</title>\n", xml_escape(chart.id),
-                 xml_escape(chart.title));
-  fmt::format_to(std::back_inserter(out), "<rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
-  fmt::format_to(std::back_inserter(out),
-                 "<text class=\"chart-title\" x=\"12\" y=\"20\" font-size=\"15\" font-weight=\"600\" "
-                 "fill=\"#111\">{}</text>\n",
-                 xml_escape(chart.title));
+  fmt::format_to(
+      std::back_inserter(out),
+      R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="{id}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-labelledby="{id}-title" font-family="{font}" font-size="12">)"
+      "\n",
+      fmt::arg("id", xml_escape(chart.id)), fmt::arg("w", width), fmt::arg("h", height),
+      fmt::arg("font", kFont));
+  fmt::format_to(std::back_inserter(out), "<title id=\"{}-title\">{}</title>\n",
+                 xml_escape(chart.id), xml_escape(chart.title));
+  fmt::format_to(std::back_inserter(out), "<rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
+                 width, height);
+  fmt::format_to(
+      std::back_inserter(out),
+      "<text class=\"chart-title\" x=\"12\" y=\"20\" font-size=\"15\" font-weight=\"600\" "
+      "fill=\"#111\">{}</text>\n",
+      xml_escape(chart.title));
   if (!chart.subtitle.empty()) {
     fmt::format_to(std::back_inserter(out),
-                   "<text class=\"chart-subtitle\" x=\"12\" y=\"38\" fill=\"#555\">{}</text>\n",
+                   "<text class=\"chart-subtitle\" x=\"12\" y=\"38\" font-size=\"11.5\" "
+                   "fill=\"#555\">{}</text>\n",
                    xml_escape(chart.subtitle));
   }
 
@@ -307,92 +355,121 @@ std::string render_svg(const Chart& chart, bool standalone) {
     const double px = ox + kMarginLeft, py = oy + kMarginTop;
     const double pw = chart.panel_width - kMarginLeft - kMarginRight;
     const double ph = chart.panel_height - kMarginTop - kMarginBottom;
-    auto sx = [&](double v) { return px + (transform(chart.x.scale, v) - tx_lo) / (tx_hi - tx_lo) * pw; };
-    auto sy = [&](double v) { return py + ph - (transform(chart.y.scale, v) - ty_lo) / (ty_hi - ty_lo) * ph; };
+    auto sx = [&](double v) {
+      return px + (transform(chart.x.scale, v) - tx_lo) / (tx_hi - tx_lo) * pw;
+    };
+    auto sy = [&](double v) {
+      return py + ph - (transform(chart.y.scale, v) - ty_lo) / (ty_hi - ty_lo) * ph;
+    };
     const std::string clip = fmt::format("{}-clip{}", chart.id, pi);
 
-    fmt::format_to(std::back_inserter(out), "<g class=\"panel\" data-series=\"{}\">\n", panel.series.size());
+    fmt::format_to(std::back_inserter(out), "<g class=\"panel\" data-series=\"{}\">\n",
+                   panel.series.size());
     fmt::format_to(std::back_inserter(out),
-                   "<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/></clipPath>\n",
+                   "<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                   "height=\"{:.1f}\"/></clipPath>\n",
                    xml_escape(clip), px, py, pw, ph);
     if (!panel.title.empty()) {
       fmt::format_to(std::back_inserter(out),
-                     "<text class=\"panel-title\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" font-weight=\"600\" fill=\"#222\">{}</text>\n",
+                     "<text class=\"panel-title\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" "
+                     "font-weight=\"600\" fill=\"#222\">{}</text>\n",
                      px, py - 9, xml_escape(panel.title));
     }
     fmt::format_to(std::back_inserter(out),
-                   "<rect class=\"plot-area\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#fbfbfb\" stroke=\"#b8b8b8\"/>\n",
+                   "<rect class=\"plot-area\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                   "height=\"{:.1f}\" fill=\"#fbfbfb\" stroke=\"#b8b8b8\"/>\n",
                    px, py, pw, ph);
     // Minor grid on log2 byte axes: one line per octave.
     if (chart.x.scale == AxisScale::kLog2 && chart.x.ticks.empty()) {
-      for (int e = static_cast<int>(std::ceil(tx_lo)); e <= static_cast<int>(std::floor(tx_hi)); ++e) {
+      for (int e = static_cast<int>(std::ceil(tx_lo)); e <= static_cast<int>(std::floor(tx_hi));
+           ++e) {
         const double x = sx(std::ldexp(1.0, e));
         fmt::format_to(std::back_inserter(out),
-                       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#efefef\"/>\n", x, py, py + ph);
+                       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+                       "stroke=\"#efefef\"/>\n",
+                       x, py, py + ph);
       }
     }
     if (chart.y.scale == AxisScale::kLog10) {
-      for (int d = static_cast<int>(std::floor(ty_lo)); d < static_cast<int>(std::ceil(ty_hi)); ++d) {
+      for (int d = static_cast<int>(std::floor(ty_lo)); d < static_cast<int>(std::ceil(ty_hi));
+           ++d) {
         for (int m = 2; m <= 9; ++m) {
           const double v = m * std::pow(10.0, d);
           if (v <= yr.lo || v >= yr.hi) continue;
           fmt::format_to(std::back_inserter(out),
-                         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#f0f0f0\"/>\n", px, sy(v), px + pw);
+                         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" "
+                         "stroke=\"#f0f0f0\"/>\n",
+                         px, sy(v), px + pw);
         }
       }
     }
     put("<g class=\"x-axis\">\n");
     for (double t : x_ticks) {
       const double x = sx(t);
-      fmt::format_to(std::back_inserter(out),
-                     "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#e0e0e0\"/>"
-                     "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{0:.1f}\" y2=\"{3:.1f}\" stroke=\"#777\"/>"
-                     "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4:.1f}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">{5}</text>\n",
-                     x, py, py + ph, py + ph + 4, py + ph + 16, xml_escape(tick_label(chart.x, t)));
+      fmt::format_to(
+          std::back_inserter(out),
+          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#e0e0e0\"/>"
+          "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{0:.1f}\" y2=\"{3:.1f}\" stroke=\"#777\"/>"
+          "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4:.1f}\" text-anchor=\"middle\" "
+          "font-size=\"11\" fill=\"#333\">{5}</text>\n",
+          x, py, py + ph, py + ph + 4, py + ph + 16, xml_escape(tick_label(chart.x, t)));
     }
     fmt::format_to(std::back_inserter(out),
-                   "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n</g>\n",
+                   "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" "
+                   "fill=\"#222\">{}</text>\n</g>\n",
                    px + pw / 2, py + ph + 36, xml_escape(chart.x.label));
     put("<g class=\"y-axis\">\n");
     for (double t : y_ticks) {
       const double y = sy(t);
-      fmt::format_to(std::back_inserter(out),
-                     "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#e0e0e0\"/>"
-                     "<line x1=\"{3:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{1:.1f}\" stroke=\"#777\"/>"
-                     "<text class=\"tick\" x=\"{4:.1f}\" y=\"{5:.1f}\" text-anchor=\"end\" font-size=\"11\" fill=\"#333\">{6}</text>\n",
-                     px, y, px + pw, px - 4, px - 7, y + 4, xml_escape(tick_label(chart.y, t)));
+      fmt::format_to(
+          std::back_inserter(out),
+          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#e0e0e0\"/>"
+          "<line x1=\"{3:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{1:.1f}\" stroke=\"#777\"/>"
+          "<text class=\"tick\" x=\"{4:.1f}\" y=\"{5:.1f}\" text-anchor=\"end\" font-size=\"11\" "
+          "fill=\"#333\">{6}</text>\n",
+          px, y, px + pw, px - 4, px - 7, y + 4, xml_escape(tick_label(chart.y, t)));
     }
     fmt::format_to(std::back_inserter(out),
-                   "<text class=\"axis-label\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n</g>\n",
+                   "<text class=\"axis-label\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" "
+                   "text-anchor=\"middle\" fill=\"#222\">{}</text>\n</g>\n",
                    static_cast<double>(ox) + 16, py + ph / 2, xml_escape(chart.y.label));
 
     fmt::format_to(std::back_inserter(out), "<g clip-path=\"url(#{})\">\n", xml_escape(clip));
     for (const auto& r : chart.references) {
       if (r.high > r.low && usable(chart.y.scale, r.low) && usable(chart.y.scale, r.high)) {
-        fmt::format_to(std::back_inserter(out),
-                       "<rect class=\"reference-band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#000\" fill-opacity=\"0.07\"><title>{}</title></rect>\n",
-                       px, sy(r.high), pw, sy(r.low) - sy(r.high), xml_escape(r.label));
+        fmt::format_to(
+            std::back_inserter(out),
+            "<rect class=\"reference-band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+            "height=\"{:.1f}\" fill=\"#000\" fill-opacity=\"0.07\"><title>{}</title></rect>\n",
+            px, sy(r.high), pw, sy(r.low) - sy(r.high), xml_escape(r.label));
       }
       if (usable(chart.y.scale, r.y)) {
-        fmt::format_to(std::back_inserter(out),
-                       "<line class=\"reference\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#444\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>\n",
-                       px, sy(r.y), px + pw, sy(r.y));
+        fmt::format_to(
+            std::back_inserter(out),
+            "<line class=\"reference\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+            "stroke=\"#444\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>\n",
+            px, sy(r.y), px + pw, sy(r.y));
       }
     }
     // Bands first, then lines, then markers, so no band hides a line or a point.
     for (const auto& s : panel.series) {
       std::string upper, lower;
       for (const auto& p : s.points) {
-        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.low) || !usable(chart.y.scale, p.high)) continue;
+        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.low) ||
+            !usable(chart.y.scale, p.high))
+          continue;
         upper += fmt::format("{}{:.1f},{:.1f}", upper.empty() ? "M" : "L", sx(p.x), sy(p.high));
       }
       for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) {
-        if (!usable(chart.x.scale, it->x) || !usable(chart.y.scale, it->low) || !usable(chart.y.scale, it->high)) continue;
+        if (!usable(chart.x.scale, it->x) || !usable(chart.y.scale, it->low) ||
+            !usable(chart.y.scale, it->high))
+          continue;
         lower += fmt::format("L{:.1f},{:.1f}", sx(it->x), sy(it->low));
       }
       if (!upper.empty()) {
         fmt::format_to(std::back_inserter(out),
-                       "<path class=\"band\" d=\"{}{}Z\" fill=\"{}\" fill-opacity=\"0.16\" stroke=\"none\"/>\n",
+                       "<path class=\"band\" d=\"{}{}Z\" fill=\"{}\" fill-opacity=\"0.16\" "
+                       "stroke=\"none\"/>\n",
                        upper, lower, style_color(s.style));
       }
     }
@@ -404,9 +481,11 @@ std::string render_svg(const Chart& chart, bool standalone) {
       }
       const std::string dash = dash_of(s.style, s.dash);
       fmt::format_to(std::back_inserter(out),
-                     "<path class=\"series\" data-name=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{}><title>{}</title></path>\n",
+                     "<path class=\"series\" data-name=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
+                     "stroke-width=\"2\" stroke-linejoin=\"round\"{}><title>{}</title></path>\n",
                      xml_escape(s.name), d, style_color(s.style),
-                     dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash), xml_escape(s.name));
+                     dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash),
+                     xml_escape(s.name));
     }
     put("</g>\n");
     for (const auto& s : panel.series) {
@@ -415,50 +494,63 @@ std::string render_svg(const Chart& chart, bool standalone) {
         if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
         const double x = sx(p.x), y = sy(p.y);
         if (x < px - 0.5 || x > px + pw + 0.5 || y < py - 0.5 || y > py + ph + 0.5) continue;
-        fmt::format_to(std::back_inserter(out), "<g class=\"point\"><title>{}</title>", xml_escape(p.title));
+        fmt::format_to(std::back_inserter(out), "<g class=\"point\"><title>{}</title>",
+                       xml_escape(p.title));
         if (p.flagged) {
           fmt::format_to(std::back_inserter(out),
-                         "<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7.5\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.6\"/>",
+                         "<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7.5\" "
+                         "fill=\"none\" stroke=\"#000\" stroke-width=\"1.6\"/>",
                          x, y);
         }
         // An invisible larger target makes the hover title easy to hit.
-        fmt::format_to(std::back_inserter(out), "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"#fff\" fill-opacity=\"0\"/>", x, y);
+        fmt::format_to(
+            std::back_inserter(out),
+            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"#fff\" fill-opacity=\"0\"/>", x, y);
         put(marker_element(s.style, x, y, 3.6));
         put("</g>\n");
       }
       put("</g>\n");
     }
     if (panel.series.empty()) {
-      fmt::format_to(std::back_inserter(out),
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#777\">no data</text>\n",
-                     px + pw / 2, py + ph / 2);
+      fmt::format_to(
+          std::back_inserter(out),
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#777\">no data</text>\n",
+          px + pw / 2, py + ph / 2);
     }
     put("</g>\n");
   }
 
   if (has_legend) {
-    const int lx = cols * chart.panel_width + 8;
-    const int ly = header + kMarginTop - 8;
-    fmt::format_to(std::back_inserter(out), "<g class=\"legend\" data-entries=\"{}\">\n", chart.legend.size());
+    const int lx0 = legend_below ? kMarginLeft - 40 : cols * chart.panel_width + 8;
+    const int ly = legend_below ? header + rows * chart.panel_height - 6 : header + kMarginTop - 8;
+    fmt::format_to(std::back_inserter(out), "<g class=\"legend\" data-entries=\"{}\">\n",
+                   chart.legend.size());
     for (std::size_t i = 0; i < chart.legend.size(); ++i) {
       const auto& e = chart.legend[i];
-      const double y = ly + 10 + kLegendRow * static_cast<double>(i);
-      const std::string shown = truncate(e.name, kLegendChars);
-      fmt::format_to(std::back_inserter(out), "<g class=\"legend-entry\"><title>{}</title>", xml_escape(e.name));
+      const int col = static_cast<int>(i) % legend_cols;
+      const int row = static_cast<int>(i) / legend_cols;
+      const int lx = lx0 + col * column_width;
+      const double y = ly + 10 + kLegendRow * static_cast<double>(row);
+      const std::string shown = truncate(e.name, legend_chars);
+      fmt::format_to(std::back_inserter(out), "<g class=\"legend-entry\"><title>{}</title>",
+                     xml_escape(e.name));
       if (e.band) {
         fmt::format_to(std::back_inserter(out),
-                       "<rect x=\"{}\" y=\"{:.1f}\" width=\"30\" height=\"10\" fill=\"#000\" fill-opacity=\"0.07\" stroke=\"#444\" stroke-dasharray=\"5 4\"/>",
+                       "<rect x=\"{}\" y=\"{:.1f}\" width=\"30\" height=\"10\" fill=\"#000\" "
+                       "fill-opacity=\"0.07\" stroke=\"#444\" stroke-dasharray=\"5 4\"/>",
                        lx, y - 5);
       } else {
         const std::string dash = dash_of(e.style, e.dash);
         fmt::format_to(std::back_inserter(out),
-                       "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
+                       "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                       "stroke-width=\"2\"{}/>",
                        lx, y, lx + 30, y, style_color(e.style),
                        dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash));
         put(marker_element(e.style, lx + 15, y, 3.6));
       }
-      fmt::format_to(std::back_inserter(out), "<text x=\"{}\" y=\"{:.1f}\" fill=\"#222\">{}</text></g>\n", lx + 38,
-                     y + 4, xml_escape(shown));
+      fmt::format_to(std::back_inserter(out),
+                     "<text x=\"{}\" y=\"{:.1f}\" fill=\"#222\">{}</text></g>\n", lx + 38, y + 4,
+                     xml_escape(shown));
     }
     put("</g>\n");
   }

@@ -1,8 +1,8 @@
 // Tables and sentences shared by index.html and summary.md.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "collbench/sizes.h"
 #include "internal.h"
@@ -14,28 +14,36 @@ namespace {
 std::string markdown_cell(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += "<br>";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += "<br>";
+    else
+      out += c;
   }
   return out.empty() ? " " : out;
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
+  for (const auto& item : items) {
+    if (!out.empty()) out.append(separator);
+    out.append(item);
+  }
   return out;
 }
 
-std::string label_of(const std::string& dtype, const std::string& op, const std::string& placement) {
-  return op.empty() ? fmt::format("{} · {}", dtype, placement) : fmt::format("{} · {} · {}", dtype, op, placement);
+std::string label_of(const std::string& dtype, const std::string& op,
+                     const std::string& placement) {
+  return op.empty() ? fmt::format("{} · {}", dtype, placement)
+                    : fmt::format("{} · {} · {}", dtype, op, placement);
 }
 
 }  // namespace
 
 std::string markdown_table(const Table& table) {
   std::string out = "|";
-  for (const auto& h : table.header) out += " " + markdown_cell(h) + " |";
+  for (const auto& h : table.header) out += fmt::format(" {} |", markdown_cell(h));
   out += "\n|";
   for (std::size_t i = 0; i < table.header.size(); ++i) {
     out += i < table.numeric.size() && table.numeric[i] ? " ---: |" : " --- |";
@@ -43,7 +51,7 @@ std::string markdown_table(const Table& table) {
   out += "\n";
   for (const auto& row : table.rows) {
     out += "|";
-    for (const auto& cell : row) out += " " + markdown_cell(cell) + " |";
+    for (const auto& cell : row) out += fmt::format(" {} |", markdown_cell(cell));
     out += "\n";
   }
   return out;
@@ -79,7 +87,7 @@ std::string report_title(const ResultSet& set, const ReportOptions& options) {
     }
   }
   if (campaigns.empty()) return "collbench report";
-  return "collbench report: " + join(campaigns, ", ");
+  return fmt::format("collbench report: {}", join(campaigns, ", "));
 }
 
 std::string constant_dims(const Model& model) {
@@ -91,9 +99,14 @@ std::string constant_dims(const Model& model) {
     const std::string v = c.value(d);
     if (v.empty()) continue;
     switch (d) {
-      case Dim::kNodes: parts.push_back(fmt::format("{} node{}", c.nodes, c.nodes == 1 ? "" : "s")); break;
-      case Dim::kRanks: parts.push_back(fmt::format("{} ranks", c.nranks)); break;
-      default: parts.push_back(fmt::format("{} {}", name(d), v));
+      case Dim::kNodes:
+        parts.push_back(fmt::format("{} node{}", c.nodes, c.nodes == 1 ? "" : "s"));
+        break;
+      case Dim::kRanks:
+        parts.push_back(fmt::format("{} ranks", c.nranks));
+        break;
+      default:
+        parts.push_back(fmt::format("{} {}", name(d), v));
     }
   }
   return join(parts, " · ");
@@ -106,7 +119,8 @@ std::string sizes_text(const std::vector<std::uint64_t>& sizes) {
     for (auto s : sizes) parts.push_back(format_bytes(s));
     return join(parts, ", ");
   }
-  return fmt::format("{} – {} ({} sizes)", format_bytes(sizes.front()), format_bytes(sizes.back()), sizes.size());
+  return fmt::format("{} – {} ({} sizes)", format_bytes(sizes.front()), format_bytes(sizes.back()),
+                     sizes.size());
 }
 
 std::size_t run_count(const Model& model) {
@@ -121,7 +135,8 @@ Table problems_table(const ResultSet& set, std::size_t limit) {
   t.numeric = {false, true, false, false};
   for (std::size_t i = 0; i < set.diagnostics.size() && i < limit; ++i) {
     const auto& d = set.diagnostics[i];
-    t.rows.push_back({d.file, d.line ? std::to_string(d.line) : "—", std::string(name(d.kind)), d.message});
+    t.rows.push_back(
+        {d.file, d.line ? std::to_string(d.line) : "—", std::string(name(d.kind)), d.message});
   }
   return t;
 }
@@ -150,11 +165,12 @@ Table problem_counts_table(const ResultSet& set) {
 
 Table fingerprint_table(const std::vector<Fingerprint>& prints) {
   Table t;
-  t.header = {"Series", "Runs", "Hosts", "Instance types", "Devices", "collbench", "Libraries", "Network selected"};
+  t.header = {"Series",  "Runs",      "Hosts",     "Instance types",
+              "Devices", "collbench", "Libraries", "Network selected"};
   t.numeric = {false, true, false, false, false, false, false, false};
   for (const auto& f : prints) {
-    t.rows.push_back({f.config, std::to_string(f.runs), f.hosts, f.instance_types, f.devices, f.versions,
-                      f.libraries, f.network});
+    t.rows.push_back({f.config, std::to_string(f.runs), f.hosts, f.instance_types, f.devices,
+                      f.versions, f.libraries, f.network});
   }
   return t;
 }
@@ -163,7 +179,8 @@ Table env_table(const std::vector<EnvDifference>& differences) {
   Table t;
   t.header = {"Variable", "Value", "Series"};
   for (const auto& d : differences) {
-    for (const auto& [value, configs] : d.values) t.rows.push_back({d.variable, value, join(configs, ", ")});
+    for (const auto& [value, configs] : d.values)
+      t.rows.push_back({d.variable, value, join(configs, ", ")});
   }
   return t;
 }
@@ -176,20 +193,29 @@ std::string dims_text(const std::vector<Dim>& dims) {
 
 Table verdict_table(const Comparison& c, Verdict verdict) {
   Table t;
-  t.header = {"Test", "Series", "Type", "Size", "Baseline busbw (GB/s)", "Candidate busbw (GB/s)", "Ratio",
-              "Baseline iteration p50 (µs)", "Candidate iteration min (µs)"};
+  t.header = {"Test",
+              "Series",
+              "Type",
+              "Size",
+              "Baseline busbw (GB/s)",
+              "Candidate busbw (GB/s)",
+              "Ratio",
+              "Baseline iteration p50 (µs)",
+              "Candidate iteration min (µs)"};
   t.numeric = {false, false, false, true, true, true, true, true, true};
   std::vector<const MatchedPoint*> points;
   for (const auto& m : c.matched) {
     if (m.verdict == verdict) points.push_back(&m);
   }
   // Worst first for regressions and noise, best first for improvements.
-  std::stable_sort(points.begin(), points.end(), [verdict](const MatchedPoint* a, const MatchedPoint* b) {
-    return verdict == Verdict::kImprovement ? a->ratio > b->ratio : a->ratio < b->ratio;
-  });
+  std::stable_sort(
+      points.begin(), points.end(), [verdict](const MatchedPoint* a, const MatchedPoint* b) {
+        return verdict == Verdict::kImprovement ? a->ratio > b->ratio : a->ratio < b->ratio;
+      });
   for (const auto* m : points) {
-    t.rows.push_back({m->test, m->config, label_of(m->dtype, m->op, m->placement), format_bytes(m->bytes),
-                      format_sig(m->baseline.busbw), format_sig(m->candidate.busbw), format_sig(m->ratio),
+    t.rows.push_back({m->test, m->config, label_of(m->dtype, m->op, m->placement),
+                      format_bytes(m->bytes), format_sig(m->baseline.busbw),
+                      format_sig(m->candidate.busbw), format_sig(m->ratio),
                       m->baseline.has_spread ? format_sig(m->baseline.time_p50) : "—",
                       m->candidate.has_spread ? format_sig(m->candidate.time_min) : "—"});
   }
@@ -198,8 +224,8 @@ Table verdict_table(const Comparison& c, Verdict verdict) {
 
 Table per_test_table(const Comparison& c) {
   Table t;
-  t.header = {"Test", "Matched points", "Median ratio", "Lowest ratio", "Highest ratio", "Regressions",
-              "Within noise", "Improvements"};
+  t.header = {"Test",          "Matched points", "Median ratio", "Lowest ratio",
+              "Highest ratio", "Regressions",    "Within noise", "Improvements"};
   t.numeric = {false, true, true, true, true, true, true, true};
   std::vector<std::string> order;
   std::map<std::string, std::vector<const MatchedPoint*>> by_test;
@@ -224,10 +250,11 @@ Table per_test_table(const Comparison& c) {
       noise += m->verdict == Verdict::kNoise;
       imp += m->verdict == Verdict::kImprovement;
     }
-    t.rows.push_back({test, std::to_string(points.size()), format_sig(median(ratios)),
-                      fmt::format("{} ({}, {})", format_sig(lo->ratio), format_bytes(lo->bytes), lo->config),
-                      fmt::format("{} ({}, {})", format_sig(hi->ratio), format_bytes(hi->bytes), hi->config),
-                      std::to_string(reg), std::to_string(noise), std::to_string(imp)});
+    t.rows.push_back(
+        {test, std::to_string(points.size()), format_sig(median(ratios)),
+         fmt::format("{} ({}, {})", format_sig(lo->ratio), format_bytes(lo->bytes), lo->config),
+         fmt::format("{} ({}, {})", format_sig(hi->ratio), format_bytes(hi->bytes), hi->config),
+         std::to_string(reg), std::to_string(noise), std::to_string(imp)});
   }
   return t;
 }
@@ -236,9 +263,10 @@ Table unmatched_table(const Comparison& c) {
   Table t;
   t.header = {"Only in", "Test", "Series", "Type", "Sizes"};
   for (const auto& u : c.unmatched) {
-    t.rows.push_back({u.in_baseline ? "baseline" : "candidate", u.test, u.config,
-                      label_of(u.dtype, u.op, u.placement),
-                      (u.whole_series ? "whole series: " : "") + sizes_text(u.sizes)});
+    t.rows.push_back(
+        {u.in_baseline ? "baseline" : "candidate", u.test, u.config,
+         label_of(u.dtype, u.op, u.placement),
+         fmt::format("{}{}", u.whole_series ? "whole series: " : "", sizes_text(u.sizes))});
   }
   return t;
 }
@@ -248,13 +276,15 @@ std::string verdict_line(const Comparison& c) {
   const std::string tail = fmt::format("{} within noise, {} improved beyond {:g}%, {} unmatched",
                                        c.noise, c.improvements, pct, c.unmatched.size());
   if (c.regressions > 0) {
-    return fmt::format("REGRESSION: {} of {} matched points are more than {:g}% slower than the baseline "
-                       "and beyond their measured noise ({})",
-                       c.regressions, c.matched.size(), pct, tail);
+    return fmt::format(
+        "REGRESSION: {} of {} matched points are more than {:g}% slower than the baseline "
+        "and beyond their measured noise ({})",
+        c.regressions, c.matched.size(), pct, tail);
   }
-  return fmt::format("OK: none of {} matched points is more than {:g}% slower than the baseline beyond "
-                     "its measured noise ({})",
-                     c.matched.size(), pct, tail);
+  return fmt::format(
+      "OK: none of {} matched points is more than {:g}% slower than the baseline beyond "
+      "its measured noise ({})",
+      c.matched.size(), pct, tail);
 }
 
 }  // namespace collbench::report::detail

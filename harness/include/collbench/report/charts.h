@@ -36,7 +36,7 @@ struct ChartOptions {
 struct Layout {
   std::string facet_dim;  ///< "" when there is a single panel
   std::vector<std::pair<std::string, std::vector<int>>> panels;  ///< title, series indices
-  std::vector<int> style;  ///< per entry of the input list
+  std::vector<int> style;                                        ///< per entry of the input list
   std::vector<LegendEntry> legend;
 };
 
@@ -45,7 +45,8 @@ struct Layout {
 /// whose groups all fit in a panel with the fewest panels (else the one with the smallest
 /// largest group; oversized groups are split into numbered panels). Within a faceted chart a
 /// series keeps the same style in every panel: the style follows the remaining dimensions.
-Layout layout_series(const Model& model, const std::vector<int>& series, const ChartOptions& options);
+Layout layout_series(const Model& model, const std::vector<int>& series,
+                     const ChartOptions& options);
 
 /// Bus bandwidth against message size for one test.
 Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& options);
@@ -53,7 +54,8 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
 Chart latency_chart(const Model& model, const TestView& view, const ChartOptions& options);
 /// Bus bandwidth against node count at a few sizes; nullopt when fewer than two node counts
 /// were measured for any configuration family.
-std::optional<Chart> scaling_chart(const Model& model, const TestView& view, const ChartOptions& options);
+std::optional<Chart> scaling_chart(const Model& model, const TestView& view,
+                                   const ChartOptions& options);
 
 /// A plain table shared by the HTML and Markdown writers.
 struct Table {

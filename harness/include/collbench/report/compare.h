@@ -52,7 +52,7 @@ struct Comparison {
   struct SeriesPair {
     std::string config, test, dtype, op, placement;
     int baseline = -1, candidate = -1;  ///< indices into each model's series
-    std::vector<std::size_t> points;   ///< indices into matched
+    std::vector<std::size_t> points;    ///< indices into matched
   };
   std::vector<SeriesPair> pairs;
 };

@@ -23,8 +23,8 @@ struct Config {
   std::string variant;    ///< label "variant", else the results file's name without .jsonl
   std::string partition;  ///< label "partition", else the context's slurm.partition, else ""
   std::string backend;
-  std::string mode;       ///< batch, blocking or graph
-  int nodes = 0;          ///< label "nodes", else the row's node count
+  std::string mode;  ///< batch, blocking or graph
+  int nodes = 0;     ///< label "nodes", else the row's node count
   int nranks = 0;
   std::vector<std::string> run_ids;  ///< the runs (repeats) it was measured in, in input order
   std::string name;  ///< display name: the dimensions that differ between configurations
@@ -40,9 +40,9 @@ struct Config {
 /// smallest min and p99 the largest p99, so the band covers every repeat's spread.
 struct Point {
   std::uint64_t bytes = 0;
-  int samples = 0;  ///< rows merged
-  double busbw = 0, algbw = 0, time_us = 0;  ///< medians of the rows' headline values
-  bool has_spread = false;                   ///< per-iteration times were recorded
+  int samples = 0;                                  ///< rows merged
+  double busbw = 0, algbw = 0, time_us = 0;         ///< medians of the rows' headline values
+  bool has_spread = false;                          ///< per-iteration times were recorded
   double time_p50 = 0, time_min = 0, time_p99 = 0;  ///< per-iteration (µs)
   /// The same spread as bus bandwidth, converted with each row's bytes/factor ratio
   /// (busbw_at(t) = busbw × reported / t): p50, at p99 time (low) and at min time (high).
@@ -103,9 +103,9 @@ struct Model {
   std::vector<int> row_config;
   std::vector<Dim> varying;  ///< dimensions whose value differs between configurations
   std::vector<Series> series;
-  std::vector<TestView> views;  ///< one per test, in collbench's test order
-  std::uint64_t rows_used = 0;      ///< status ok rows merged into points
-  std::uint64_t rows_failed = 0;    ///< status wrong/unsupported rows (csv only)
+  std::vector<TestView> views;    ///< one per test, in collbench's test order
+  std::uint64_t rows_used = 0;    ///< status ok rows merged into points
+  std::uint64_t rows_failed = 0;  ///< status wrong/unsupported rows (csv only)
 };
 
 /// A configuration's name from the given dimensions ("nccl-2.21 · 4 nodes × 32 ranks"); the

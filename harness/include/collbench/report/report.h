@@ -5,11 +5,10 @@
 
 #include <cstdio>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/report/charts.h"
 #include "collbench/report/compare.h"
@@ -24,8 +23,8 @@ enum class OutputFormat {
 };
 
 struct ReportOptions {
-  std::vector<std::string> inputs;     ///< result directories and files
-  std::vector<std::string> baseline;   ///< comparison mode: both baseline and candidate given
+  std::vector<std::string> inputs;    ///< result directories and files
+  std::vector<std::string> baseline;  ///< comparison mode: both baseline and candidate given
   std::vector<std::string> candidate;
   /// Report directory (html), or the JSON file for gbench ("-" = standard output).
   std::string output;
@@ -57,7 +56,8 @@ using Sink = std::function<void(std::string_view)>;
 void write_results_csv(const ResultSet& set, const Model& model, const Sink& sink);
 
 /// summary.md.
-std::string summary_markdown(const ResultSet& set, const Model& model, const ReportOptions& options);
+std::string summary_markdown(const ResultSet& set, const Model& model,
+                             const ReportOptions& options);
 
 /// The charts of a report, in page order (their ids are the SVG file names without ".svg").
 struct ReportCharts {
@@ -77,8 +77,8 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
 /// The comparison's files: index.html, ratio-*.svg, overlay-*.svg, compare.csv, summary.md.
 std::vector<std::string> write_comparison(const ResultSet& baseline_set, const Model& baseline,
                                           const ResultSet& candidate_set, const Model& candidate,
-                                          const Comparison& comparison, const ReportOptions& options,
-                                          const std::string& dir);
+                                          const Comparison& comparison,
+                                          const ReportOptions& options, const std::string& dir);
 std::string comparison_markdown(const Comparison& comparison, const ReportOptions& options);
 std::string comparison_csv(const Comparison& comparison);
 

@@ -5,13 +5,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace collbench::report {
 
@@ -90,11 +89,15 @@ struct Row {
   bool has_time = false;  ///< false for unsupported rows (time_us null)
 };
 
-/// A context record: the run's fingerprint, kept whole (there is one per run).
+/// A context record: the run's fingerprint (there is one per run).
 struct RunContext {
   std::uint32_t file = 0;
   std::uint32_t line = 0;
+  /// The record without its per-rank list ("ranks"), which dominates its size at scale.
   nlohmann::json json;
+  /// The per-rank list summarised: each distinct device ("model (driver D)") with its rank count,
+  /// in rank order.
+  std::vector<std::pair<std::string, int>> devices;
 };
 
 /// Everything read from the inputs.
@@ -107,8 +110,8 @@ struct ResultSet {
   std::vector<Row> rows;  ///< every result row, duplicates removed, in input order
   std::unordered_map<std::string, RunContext> contexts;  ///< by run_id
   StringPool strings;
-  std::vector<LabelSet> label_sets;  ///< index 0 is the empty set
-  std::vector<Diagnostic> diagnostics;  ///< capped per file and kind; see counts
+  std::vector<LabelSet> label_sets;              ///< index 0 is the empty set
+  std::vector<Diagnostic> diagnostics;           ///< capped per file and kind; see counts
   std::vector<std::uint64_t> diagnostic_counts;  ///< per Diagnostic::Kind, uncapped
   std::uint64_t lines_read = 0;
 

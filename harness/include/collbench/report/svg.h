@@ -28,7 +28,7 @@ struct ChartPoint {
   double x = 0, y = 0;
   double low = std::numeric_limits<double>::quiet_NaN();   ///< band bottom (NaN: no band)
   double high = std::numeric_limits<double>::quiet_NaN();  ///< band top
-  std::string title;    ///< hover text
+  std::string title;                                       ///< hover text
   bool flagged = false;  ///< drawn with a ring (e.g. a regression)
 };
 
@@ -48,7 +48,7 @@ struct Panel {
 struct LegendEntry {
   std::string name;
   int style = 0;
-  std::string dash;  ///< as ChartSeries::dash
+  std::string dash;   ///< as ChartSeries::dash
   bool band = false;  ///< a shaded-band entry (a Reference) instead of a series
 };
 
@@ -67,8 +67,8 @@ struct Chart {
   std::vector<Panel> panels;
   std::vector<LegendEntry> legend;
   std::vector<Reference> references;
-  int columns = 2;          ///< panels per row when there are several
-  int panel_width = 560;    ///< of one panel, axes included
+  int columns = 2;        ///< panels per row when there are several
+  int panel_width = 560;  ///< of one panel, axes included
   int panel_height = 330;
 };
 

@@ -1,0 +1,239 @@
+// Bad input: every case is reported with file and line and skipped (or refused), never a crash
+// and never an empty report presented as success.
+#include <gtest/gtest.h>
+
+#include "collbench/error.h"
+#include "collbench/report/report.h"
+#include "report_test_util.h"
+
+namespace collbench::report {
+namespace {
+
+using testing::run_text;
+using testing::RunSpec;
+using testing::TempDir;
+
+bool has(const ResultSet& set, Diagnostic::Kind kind, const std::string& fragment,
+         std::uint64_t line = 0) {
+  for (const auto& d : set.diagnostics) {
+    if (d.kind == kind && d.message.find(fragment) != std::string::npos &&
+        (line == 0 || d.line == line))
+      return true;
+  }
+  return false;
+}
+
+std::string dump_diagnostics(const ResultSet& set) {
+  std::string s;
+  for (const auto& d : set.diagnostics) s += format_diagnostic(d) + "\n";
+  return s;
+}
+
+ExitCode run_code(const ReportOptions& o) {
+  try {
+    run(o, nullptr, nullptr);
+    return ExitCode::kOk;
+  } catch (const Error& e) {
+    return e.code();
+  }
+}
+
+TEST(ReportInput, TruncatedLastLineIsReportedAndTheRestUsed) {
+  RunSpec s;
+  const std::string full = run_text(s);
+  const std::string cut =
+      testing::result_line(s, "all_reduce", 1 << 21).dump().substr(0, 120);  // no newline
+  TempDir dir;
+  dir.write("run.jsonl", full + cut);
+  const auto set = read_results({dir.str()});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  const std::uint64_t last_line = 1 + s.sizes.size() + 1;
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kTruncated, "ends mid-record", last_line))
+      << dump_diagnostics(set);
+  EXPECT_EQ(set.diagnostics.front().file, dir.path().filename().string() + "/run.jsonl");
+  // A broken line in the middle is invalid JSON, not truncation.
+  TempDir mid;
+  mid.write("run.jsonl",
+            full.substr(0, full.find('\n') + 1) + cut + "\n" + full.substr(full.find('\n') + 1));
+  const auto set2 = read_results({mid.str()});
+  EXPECT_TRUE(has(set2, Diagnostic::Kind::kInvalidJson, "not valid JSON", 2))
+      << dump_diagnostics(set2);
+  EXPECT_EQ(set2.rows.size(), s.sizes.size());
+}
+
+TEST(ReportInput, NewerSchemaIsRefusedWithTheFix) {
+  RunSpec s;
+  std::string text = run_text(s);
+  for (auto pos = text.find("\"version\":1"); pos != std::string::npos;
+       pos = text.find("\"version\":1", pos)) {
+    text.replace(pos, 11, "\"version\":2");
+  }
+  TempDir dir;
+  dir.write("future.jsonl", text);
+  const auto set = read_results({dir.str()});
+  EXPECT_TRUE(set.rows.empty());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kNewerSchema, "schema version 2"))
+      << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kNewerSchema, "at least as new"));
+  ReportOptions o;
+  o.inputs = {dir.str()};
+  o.output = (dir.path() / "out").string();
+  EXPECT_EQ(run_code(o), ExitCode::kUsage);  // nothing usable: refused, not an empty report
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "index.html"));
+}
+
+TEST(ReportInput, DuplicateRowsInAFileAndAcrossFilesAreSkipped) {
+  RunSpec s;
+  TempDir dir;
+  dir.write("a.jsonl", run_text(s) + run_text(s));  // the same run appended twice
+  dir.write("copy/b.jsonl", run_text(s));           // and copied elsewhere
+  const auto set = read_results({dir.str()});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_EQ(set.count(Diagnostic::Kind::kDuplicate), 2 * s.sizes.size() + 2);  // rows + 2 contexts
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kDuplicate, "duplicate of")) << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kDuplicate, "context of run"));
+}
+
+TEST(ReportInput, FailedStatusRowsAreKeptForCsvButNotCharted) {
+  RunSpec s;
+  auto wrong = testing::result_line(s, "all_reduce", 64);
+  wrong["status"] = "wrong";
+  wrong["wrong"] = 7;
+  auto unsupported = testing::result_line(s, "all_reduce", 128);
+  unsupported["status"] = "unsupported";
+  for (const char* k :
+       {"time_us", "algbw_gbps", "busbw_gbps", "slowest_rank", "slowest_host", "wrong"}) {
+    unsupported[k] = nullptr;
+  }
+  unsupported["note"] = "no such op";
+  const auto set = read_results_texts(
+      {{"r.jsonl", run_text(s) + wrong.dump() + "\n" + unsupported.dump() + "\n"}});
+  EXPECT_EQ(set.rows.size(), s.sizes.size() + 2);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kFailedStatus, "7 wrong elements", 5))
+      << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kFailedStatus, "no such op", 6));
+  const Model model = build_model(set);
+  EXPECT_EQ(model.rows_failed, 2u);
+  EXPECT_EQ(model.rows_used, s.sizes.size());
+  ASSERT_EQ(model.series.size(), 1u);
+  EXPECT_EQ(model.series[0].points.size(), s.sizes.size());  // 64 and 128 B are not points
+  std::string csv;
+  write_results_csv(set, model, [&csv](std::string_view t) { csv += t; });
+  EXPECT_NE(csv.find(",wrong,"), std::string::npos);
+  EXPECT_NE(csv.find(",unsupported,no such op"), std::string::npos);
+}
+
+TEST(ReportInput, NonCollbenchFilesAreSkippedWithOneLineEach) {
+  RunSpec s;
+  TempDir dir;
+  dir.write("good.jsonl", run_text(s));
+  dir.write("other.jsonl", "{\"foo\": 1}\n{\"foo\": 2}\n");
+  dir.write("notes.jsonl", "these are my notes\nnot json at all\n");
+  dir.write("binary.jsonl", std::string("\x00\x01\xff\xfe garbage\n", 14));
+  dir.write("ignored.txt", "not read: only *.jsonl below a directory");
+  const auto set = read_results({dir.str()});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_EQ(set.files.size(), 4u);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kNotCollbench), 3u) << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kNotCollbench, "not a collbench results file"));
+  // A file named directly is read whatever its name.
+  const auto p = dir.write("named.txt", run_text(s));
+  EXPECT_EQ(read_results({p.string()}).rows.size(), s.sizes.size());
+}
+
+TEST(ReportInput, BadRecordsNameTheField) {
+  RunSpec s;
+  auto missing = testing::result_line(s, "all_reduce", 64);
+  missing.erase("bytes");
+  auto mistyped = testing::result_line(s, "all_reduce", 128);
+  mistyped["nranks"] = "four";
+  const auto set = read_results_texts(
+      {{"r.jsonl", run_text(s) + missing.dump() + "\n" + mistyped.dump() + "\n"}});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "without required field(s) bytes", 5))
+      << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "nranks", 6));
+}
+
+TEST(ReportInput, WindowsLineEndingsAndAByteOrderMarkAreAccepted) {
+  RunSpec s;
+  std::string text = "\xEF\xBB\xBF";
+  const std::string plain = run_text(s);
+  for (char c : plain) {
+    if (c == '\n') text += '\r';
+    text += c;
+  }
+  const auto set = read_results_texts({{"r.jsonl", text + "\r\n\r\n"}});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_TRUE(set.diagnostics.empty()) << dump_diagnostics(set);
+}
+
+TEST(ReportInput, RowsWithoutContextAreUsedAndReported) {
+  RunSpec s;
+  std::string text = run_text(s);
+  text = text.substr(text.find('\n') + 1);  // drop the context line
+  const auto set = read_results_texts({{"r.jsonl", text}});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kNoContext, "no context line")) << dump_diagnostics(set);
+}
+
+TEST(ReportInput, ManyBadLinesAreCountedAndCapped) {
+  std::string text;
+  RunSpec s;
+  text = run_text(s);
+  for (int i = 0; i < 100; ++i) text += "{broken\n";
+  const auto set = read_results_texts({{"r.jsonl", text}});
+  EXPECT_EQ(set.count(Diagnostic::Kind::kInvalidJson), 100u);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kInvalidJson, "80 more line(s)")) << dump_diagnostics(set);
+}
+
+TEST(ReportInput, EmptyDirectoryAndMissingPathsAreUsageErrors) {
+  TempDir dir;
+  ReportOptions o;
+  o.inputs = {dir.str()};
+  o.output = (dir.path() / "out").string();
+  try {
+    run(o, nullptr, nullptr);
+    FAIL() << "an empty directory must not produce a report";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("no results files"), std::string::npos) << e.what();
+  }
+  o.inputs = {(dir.path() / "missing").string()};
+  EXPECT_EQ(run_code(o), ExitCode::kUsage);
+  // Only failed rows: nothing to chart.
+  RunSpec s;
+  auto wrong = testing::result_line(s, "all_reduce", 64);
+  wrong["status"] = "wrong";
+  dir.write("only-wrong.jsonl", testing::context_line(s).dump() + "\n" + wrong.dump() + "\n");
+  o.inputs = {dir.str()};
+  EXPECT_EQ(run_code(o), ExitCode::kUsage);
+}
+
+TEST(ReportInput, StrictTurnsProblemsIntoErrors) {
+  RunSpec s;
+  TempDir dir;
+  dir.write("run.jsonl", run_text(s) + "{\"cut");
+  ReportOptions o;
+  o.inputs = {dir.str()};
+  o.output = (dir.path() / "out").string();
+  EXPECT_EQ(run_code(o), ExitCode::kOk);
+  o.strict = true;
+  EXPECT_EQ(run_code(o), ExitCode::kUsage);
+}
+
+TEST(ReportInput, UnwritableOutputIsARuntimeError) {
+  RunSpec s;
+  TempDir dir;
+  dir.write("run.jsonl", run_text(s));
+  dir.write("occupied", "a file where the report directory should go");
+  ReportOptions o;
+  o.inputs = {(dir.path() / "run.jsonl").string()};
+  o.output = (dir.path() / "occupied" / "report").string();
+  EXPECT_EQ(run_code(o), ExitCode::kRuntime);
+  o.output = (dir.path() / "occupied").string();
+  EXPECT_EQ(run_code(o), ExitCode::kRuntime);
+}
+
+}  // namespace
+}  // namespace collbench::report
