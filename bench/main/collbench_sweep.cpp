@@ -1,15 +1,14 @@
 // collbench-sweep: campaigns of collbench runs over node counts, partitions and settings,
 // submitted to Slurm (or run locally through mpirun), tracked, collected and resumable.
 // parse -> one subcommand -> one catch.
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "collbench/cli.h"
 #include "collbench/context.h"
@@ -52,9 +51,10 @@ void check_collbench_args(const std::vector<std::string>& argv) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"collbench-sweep: collbench campaigns over node counts, partitions and settings on Slurm "
-               "(or locally)",
-               "collbench-sweep"};
+  CLI::App app{
+      "collbench-sweep: collbench campaigns over node counts, partitions and settings on Slurm "
+      "(or locally)",
+      "collbench-sweep"};
   app.footer(kFooter);
   app.set_version_flag("--version", collbench_version());
   app.require_subcommand(1);
@@ -69,49 +69,65 @@ int run(int argc, char** argv) {
 
   auto common = [&](CLI::App* sub) {
     sub->add_option("campaign", campaign, "Campaign file (YAML)")->required();
-    sub->add_option("--results", results, "Results root (default: the campaign's output:, else results); the "
-                                          "campaign writes to <results>/<campaign>/");
+    sub->add_option("--results", results,
+                    "Results root (default: the campaign's output:, else results); the "
+                    "campaign writes to <results>/<campaign>/");
     sub->add_option("--collbench", collbench_bin,
-                    "collbench binary (default: the campaign's collbench:, else the one beside collbench-sweep)");
-    sub->add_option("--template", sbatch_template, "sbatch template (default: slurm/collbench.sbatch of this checkout)");
-    sub->add_option("--lock-timeout", lock_timeout, "Seconds to wait for another collbench-sweep holding the "
-                                                    "manifest (default 600)");
+                    "collbench binary (default: the campaign's collbench:, else the one beside "
+                    "collbench-sweep)");
+    sub->add_option("--template", sbatch_template,
+                    "sbatch template (default: slurm/collbench.sbatch of this checkout)");
+    sub->add_option("--lock-timeout", lock_timeout,
+                    "Seconds to wait for another collbench-sweep holding the "
+                    "manifest (default 600)");
   };
-  auto* plan = app.add_subcommand("plan", "Print the run matrix and the exact command line of every run");
+  auto* plan =
+      app.add_subcommand("plan", "Print the run matrix and the exact command line of every run");
   common(plan);
   plan->add_flag("--local", settings.local, "The local matrix (mpirun commands)");
 
-  auto* sub = app.add_subcommand("submit", "Submit every run not yet submitted (sbatch --parsable); record job ids");
+  auto* sub = app.add_subcommand(
+      "submit", "Submit every run not yet submitted (sbatch --parsable); record job ids");
   common(sub);
   sub->add_flag("--dry-run", submit.dry_run, "Print what would be submitted; change nothing");
   sub->add_flag("--retry-failed", submit.retry_failed, "Submit failed runs again");
   sub->add_flag("--array", submit.array, "Submit the repeats of each run as one job array");
 
-  auto* st = app.add_subcommand("status", "Per-run state (pending, running, done, failed) and counts");
+  auto* st =
+      app.add_subcommand("status", "Per-run state (pending, running, done, failed) and counts");
   common(st);
   st->add_flag("--json", json, "Print JSON");
   st->add_flag("--local", settings.local, "The local matrix");
 
-  auto* wt = app.add_subcommand("wait", "Wait until no submitted run is pending or running, showing progress");
+  auto* wt = app.add_subcommand(
+      "wait", "Wait until no submitted run is pending or running, showing progress");
   common(wt);
-  wt->add_option("--timeout", wait.timeout_s, "Give up after this many seconds (exit 3); 0 = never (default)");
+  wt->add_option("--timeout", wait.timeout_s,
+                 "Give up after this many seconds (exit 3); 0 = never (default)");
   wt->add_option("--interval", wait.interval_s, "Seconds between squeue polls (default 5)");
 
-  auto* co = app.add_subcommand("collect", "Bring finished runs' results under the campaign with labels; "
-                                           "record failed runs and why");
+  auto* co = app.add_subcommand("collect",
+                                "Bring finished runs' results under the campaign with labels; "
+                                "record failed runs and why");
   common(co);
 
-  auto* rn = app.add_subcommand("run", "Run the campaign: --local through mpirun on this host, else submit, "
-                                       "wait and collect");
+  auto* rn =
+      app.add_subcommand("run",
+                         "Run the campaign: --local through mpirun on this host, else submit, "
+                         "wait and collect");
   common(rn);
   bool run_local = false;
-  rn->add_flag("--local", run_local, "Run on this host through mpirun (nodes x tasks per node ranks), no Slurm");
-  rn->add_option("--mpirun", settings.mpirun, "mpirun program for --local (default: mpirun on PATH)");
+  rn->add_flag("--local", run_local,
+               "Run on this host through mpirun (nodes x tasks per node ranks), no Slurm");
+  rn->add_option("--mpirun", settings.mpirun,
+                 "mpirun program for --local (default: mpirun on PATH)");
   rn->add_flag("--retry-failed", local.retry_failed, "Run failed runs again");
-  rn->add_flag("--redo", local.redo, "With --local: run every run again, replacing collected results");
+  rn->add_flag("--redo", local.redo,
+               "With --local: run every run again, replacing collected results");
   rn->add_flag("--dry-run", submit.dry_run, "Without --local: print what would be submitted");
   rn->add_flag("--array", submit.array, "Without --local: submit repeats as job arrays");
-  rn->add_option("--timeout", wait.timeout_s, "Without --local: give up waiting after this many seconds");
+  rn->add_option("--timeout", wait.timeout_s,
+                 "Without --local: give up waiting after this many seconds");
   rn->add_option("--interval", wait.interval_s, "Without --local: seconds between squeue polls");
 
   try {

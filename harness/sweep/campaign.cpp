@@ -1,5 +1,9 @@
 #include "collbench/sweep/campaign.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -9,10 +13,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <yaml-cpp/yaml.h>
 
 #include "collbench/error.h"
 #include "collbench/sizes.h"
@@ -24,14 +24,14 @@ namespace {
 const std::vector<std::string> kMeasureKeys{"sizes", "dtypes", "ops",     "check",
                                             "iters", "warmup", "timeout", "args"};
 const std::vector<std::string> kCampaignKeys{
-    "campaign", "description", "tests",     "backend",        "sizes",        "dtypes",
-    "ops",      "check",       "iters",     "warmup",         "timeout",      "args",
-    "nodes",    "tasks_per_node", "partitions", "variants",   "repeats",      "time_limit",
-    "launcher", "container_image", "container_mounts", "output", "collbench", "sbatch_args",
-    "request_gpus"};
-const std::vector<std::string> kVariantKeys{"name",  "description", "env",     "sizes",
-                                            "dtypes", "ops",        "check",   "iters",
-                                            "warmup", "timeout",    "args",    "sbatch_args"};
+    "campaign",         "description", "tests",      "backend",        "sizes",
+    "dtypes",           "ops",         "check",      "iters",          "warmup",
+    "timeout",          "args",        "nodes",      "tasks_per_node", "partitions",
+    "variants",         "repeats",     "time_limit", "launcher",       "container_image",
+    "container_mounts", "output",      "collbench",  "sbatch_args",    "request_gpus"};
+const std::vector<std::string> kVariantKeys{"name",   "description", "env",   "sizes",
+                                            "dtypes", "ops",         "check", "iters",
+                                            "warmup", "timeout",     "args",  "sbatch_args"};
 const std::vector<std::string> kPartitionKeys{"name", "instance_type", "site_env", "sbatch_args"};
 const std::vector<std::string> kSizeKeys{"min", "max", "factor", "step"};
 
@@ -42,11 +42,16 @@ bool valid_name(const std::string& s) {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
-    default: return "nothing";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    default:
+      return "nothing";
   }
 }
 
@@ -64,8 +69,10 @@ class Reader {
            "least campaign:, tests: and nodes:)");
     }
     if (!root.IsMap()) {
-      fail(mark(root), "a campaign file is a map of keys (campaign:, tests:, nodes:, ...), not {}; "
-                       "start from an example in slurm/campaigns/", describe(root));
+      fail(mark(root),
+           "a campaign file is a map of keys (campaign:, tests:, nodes:, ...), not {}; "
+           "start from an example in slurm/campaigns/",
+           describe(root));
     }
     const auto keys = check_keys(root, kCampaignKeys, "the campaign");
     bool has_tasks = false;
@@ -82,7 +89,8 @@ class Reader {
         c.nodes = positive_ints(value, key_mark, "nodes", "nodes: [2, 4]", &c.node_marks);
       } else if (key == "tasks_per_node") {
         has_tasks = true;
-        c.tasks_per_node = positive_ints(value, key_mark, "tasks_per_node", "tasks_per_node: 8", nullptr);
+        c.tasks_per_node =
+            positive_ints(value, key_mark, "tasks_per_node", "tasks_per_node: 8", nullptr);
       } else if (key == "partitions") {
         c.partitions = partitions(value, key_mark);
       } else if (key == "variants") {
@@ -94,7 +102,8 @@ class Reader {
         if (!parse_slurm_time(c.time_limit)) {
           fail(mark(value, key_mark),
                "time_limit '{}' is not a Slurm time; use minutes (30), \"HH:MM:SS\" or "
-               "\"D-HH:MM:SS\"", c.time_limit);
+               "\"D-HH:MM:SS\"",
+               c.time_limit);
         }
       } else if (key == "launcher") {
         c.launcher = choice(value, key_mark, "launcher", {"srun", "mpirun"});
@@ -104,7 +113,8 @@ class Reader {
         c.container_mounts = text(value, key_mark, "container_mounts");
       } else if (key == "output") {
         c.output = text(value, key_mark, "output");
-        if (c.output.empty()) fail(mark(value, key_mark), "output is empty; name a directory, e.g. output: results");
+        if (c.output.empty())
+          fail(mark(value, key_mark), "output is empty; name a directory, e.g. output: results");
       } else if (key == "collbench") {
         c.collbench = text(value, key_mark, "collbench");
       } else if (key == "sbatch_args") {
@@ -116,17 +126,22 @@ class Reader {
       }
     }
     const auto top = mark(root);
-    if (c.name.empty()) fail(top, "'campaign' is missing; name the campaign, e.g. campaign: p5-efa-study");
-    if (c.tests.empty()) fail(top, "'tests' is missing; list collbench tests, e.g. tests: [all_reduce]");
+    if (c.name.empty())
+      fail(top, "'campaign' is missing; name the campaign, e.g. campaign: p5-efa-study");
+    if (c.tests.empty())
+      fail(top, "'tests' is missing; list collbench tests, e.g. tests: [all_reduce]");
     if (c.nodes.empty()) fail(top, "'nodes' is missing; list node counts, e.g. nodes: [2, 4]");
     if (!has_tasks) c.tasks_per_node = {1};
-    const bool gpus_given = std::any_of(keys.begin(), keys.end(), [](const auto& k) { return k.key == "request_gpus"; });
+    const bool gpus_given = std::any_of(keys.begin(), keys.end(),
+                                        [](const auto& k) { return k.key == "request_gpus"; });
     if (!gpus_given) c.request_gpus = c.backend == "nccl";
     if (c.partitions.empty()) c.partitions.push_back(Partition{"", "", "", {}, top});
     if (c.variants.empty()) c.variants.push_back(Variant{"default", "", {}, {}, {}, top});
     if (!c.container_image.empty() && c.launcher != "srun") {
-      fail(top, "container_image needs launcher: srun (pyxis runs containers through srun); "
-                "remove launcher: {} or the container image", c.launcher);
+      fail(top,
+           "container_image needs launcher: srun (pyxis runs containers through srun); "
+           "remove launcher: {} or the container image",
+           c.launcher);
     }
     check_collbench_args(c);
     return c;
@@ -149,7 +164,8 @@ class Reader {
   }
 
   template <typename... Args>
-  [[noreturn]] void fail(const SourceMark& at, fmt::format_string<Args...> format, Args&&... args) const {
+  [[noreturn]] void fail(const SourceMark& at, fmt::format_string<Args...> format,
+                         Args&&... args) const {
     throw Error(ExitCode::kUsage,
                 fmt::format("{}: {}", at.str(), fmt::format(format, std::forward<Args>(args)...)));
   }
@@ -161,7 +177,8 @@ class Reader {
     std::map<std::string, int> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
       const SourceMark km = mark(it->first);
-      if (!it->first.IsScalar()) fail(km, "keys in {} must be plain words, not {}", where, describe(it->first));
+      if (!it->first.IsScalar())
+        fail(km, "keys in {} must be plain words, not {}", where, describe(it->first));
       const std::string key = it->first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         if (auto guess = closest_word(key, allowed)) {
@@ -170,7 +187,8 @@ class Reader {
         fail(km, "unknown key '{}' in {}; the keys are: {}", key, where, fmt::join(allowed, ", "));
       }
       if (auto [pos, inserted] = seen.emplace(key, km.line); !inserted) {
-        fail(km, "key '{}' appears twice in {} (first at line {}); keep one", key, where, pos->second);
+        fail(km, "key '{}' appears twice in {} (first at line {}); keep one", key, where,
+             pos->second);
       }
       out.push_back(Key{key, it->second, km});
     }
@@ -186,8 +204,9 @@ class Reader {
                          const std::string& example) const {
     const std::string s = text(v, km, what);
     if (!valid_name(s)) {
-      fail(mark(v, km), "{} name '{}' is not usable in file and job names; use letters, digits and "
-                        "._+- (up to 64, starting with a letter or digit), e.g. {}",
+      fail(mark(v, km),
+           "{} name '{}' is not usable in file and job names; use letters, digits and "
+           "._+- (up to 64, starting with a letter or digit), e.g. {}",
            what, s, example);
     }
     return s;
@@ -204,7 +223,8 @@ class Reader {
 
   long long parse_integer(const YAML::Node& v, const SourceMark& km, const std::string& what,
                           const std::string& example) const {
-    if (!v.IsScalar()) fail(mark(v, km), "'{}' must be an integer, not {}; e.g. {}", what, describe(v), example);
+    if (!v.IsScalar())
+      fail(mark(v, km), "'{}' must be an integer, not {}; e.g. {}", what, describe(v), example);
     const std::string& s = v.Scalar();
     long long value = 0;
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -214,7 +234,8 @@ class Reader {
     return value;
   }
 
-  int integer(const YAML::Node& v, const SourceMark& km, const std::string& what, int min, int max) const {
+  int integer(const YAML::Node& v, const SourceMark& km, const std::string& what, int min,
+              int max) const {
     const auto example = fmt::format("{}: {}", what, std::max(min, 1));
     const long long value = parse_integer(v, km, what, example);
     if (value < min || value > max) {
@@ -225,7 +246,8 @@ class Reader {
 
   bool boolean(const YAML::Node& v, const SourceMark& km, const std::string& what) const {
     std::string s = v.IsScalar() ? v.Scalar() : "";
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
     if (s == "true") return true;
     if (s == "false") return false;
     fail(mark(v, km), "'{}' must be true or false, not {}", what, describe(v));
@@ -237,7 +259,8 @@ class Reader {
     auto add = [&](const YAML::Node& item) {
       const long long value = parse_integer(item, km, what, example);
       if (value < 1 || value > 100000) {
-        fail(mark(item, km), "'{}' holds {}; counts must be positive (1 or more), e.g. {}", what, value, example);
+        fail(mark(item, km), "'{}' holds {}; counts must be positive (1 or more), e.g. {}", what,
+             value, example);
       }
       if (std::find(out.begin(), out.end(), value) != out.end()) {
         fail(mark(item, km), "'{}' lists {} twice; list each count once", what, value);
@@ -247,13 +270,15 @@ class Reader {
     };
     if (v.IsSequence()) {
       for (const auto& item : v) add(item);
-      if (out.empty()) fail(mark(v, km), "'{}' is empty; list at least one count, e.g. {}", what, example);
+      if (out.empty())
+        fail(mark(v, km), "'{}' is empty; list at least one count, e.g. {}", what, example);
     } else if (v.IsScalar()) {
       add(v);
     } else if (v.IsNull()) {
       fail(km, "'{}' is empty; list at least one count, e.g. {}", what, example);
     } else {
-      fail(mark(v, km), "'{}' must be a list of positive integers, not {}; e.g. {}", what, describe(v), example);
+      fail(mark(v, km), "'{}' must be a list of positive integers, not {}; e.g. {}", what,
+           describe(v), example);
     }
     return out;
   }
@@ -262,10 +287,13 @@ class Reader {
                                  const std::string& example) const {
     std::vector<std::string> out;
     if (v.IsScalar()) return {v.Scalar()};
-    if (!v.IsSequence()) fail(mark(v, km), "'{}' must be a list of words, not {}; e.g. {}", what, describe(v), example);
+    if (!v.IsSequence())
+      fail(mark(v, km), "'{}' must be a list of words, not {}; e.g. {}", what, describe(v),
+           example);
     for (const auto& item : v) {
       if (!item.IsScalar()) {
-        fail(mark(item, km), "'{}' must be a list of words, but an item is {}; e.g. {}", what, describe(item), example);
+        fail(mark(item, km), "'{}' must be a list of words, but an item is {}; e.g. {}", what,
+             describe(item), example);
       }
       out.push_back(item.Scalar());
     }
@@ -274,7 +302,9 @@ class Reader {
 
   std::vector<std::string> tests(const YAML::Node& v, const SourceMark& km) const {
     auto list = words(v, km, "tests", "tests: [all_reduce, all_gather]");
-    if (list.empty()) fail(mark(v, km), "'tests' is empty; list collbench tests, e.g. tests: [all_reduce] or tests: all");
+    if (list.empty())
+      fail(mark(v, km),
+           "'tests' is empty; list collbench tests, e.g. tests: [all_reduce] or tests: all");
     std::vector<std::string> out;
     for (std::size_t i = 0; i < list.size(); ++i) {
       // "all_reduce,all_gather" in one word is accepted as collbench accepts it.
@@ -287,7 +317,8 @@ class Reader {
         }
         const auto& known = rules_.known_tests;
         if (!known.empty() && std::find(known.begin(), known.end(), t) == known.end()) {
-          if (auto guess = closest_word(t, known)) fail(at, "unknown test '{}'; did you mean '{}'?", t, *guess);
+          if (auto guess = closest_word(t, known))
+            fail(at, "unknown test '{}'; did you mean '{}'?", t, *guess);
           fail(at, "unknown test '{}'; the tests are: {} (or all)", t, fmt::join(known, ", "));
         }
         out.push_back(t);
@@ -300,15 +331,18 @@ class Reader {
     const std::string s = v.IsScalar() ? v.Scalar() : "";
     const auto bytes = parse_size(s);
     if (!v.IsScalar() || !bytes) {
-      fail(mark(v, km), "{} {} is not a size; use bytes with an optional K/M/G suffix (powers of "
-                        "1024, as collbench -b/-e), e.g. 8, 64K, 1G", what, describe(v));
+      fail(mark(v, km),
+           "{} {} is not a size; use bytes with an optional K/M/G suffix (powers of "
+           "1024, as collbench -b/-e), e.g. 8, 64K, 1G",
+           what, describe(v));
     }
     return *bytes;
   }
 
   void sizes(const YAML::Node& v, const SourceMark& km, MeasureOptions& o) const {
     if (!v.IsMap()) {
-      fail(mark(v, km), "'sizes' must be a map, not {}; e.g. sizes: {{min: 8, max: 1G, factor: 2}}", describe(v));
+      fail(mark(v, km), "'sizes' must be a map, not {}; e.g. sizes: {{min: 8, max: 1G, factor: 2}}",
+           describe(v));
     }
     const auto keys = check_keys(v, kSizeKeys, "sizes");
     for (const auto& [key, value, key_mark] : keys) {
@@ -316,12 +350,15 @@ class Reader {
       if (key == "max") o.max_bytes = size(value, key_mark, "sizes.max");
       if (key == "factor") {
         const long long f = parse_integer(value, key_mark, "sizes.factor", "factor: 2");
-        if (f < 2) fail(mark(value, key_mark), "sizes.factor is {}; it must be 2 or more (or use step: for a fixed increment)", f);
+        if (f < 2)
+          fail(mark(value, key_mark),
+               "sizes.factor is {}; it must be 2 or more (or use step: for a fixed increment)", f);
         o.step_factor = static_cast<std::uint64_t>(f);
       }
       if (key == "step") {
         o.step_bytes = size(value, key_mark, "sizes.step");
-        if (*o.step_bytes == 0) fail(mark(value, key_mark), "sizes.step is 0; it must advance, e.g. step: 1M");
+        if (*o.step_bytes == 0)
+          fail(mark(value, key_mark), "sizes.step is 0; it must advance, e.g. step: 1M");
       }
     }
     if (o.step_factor && o.step_bytes) {
@@ -331,29 +368,30 @@ class Reader {
       fail(mark(v, km), "sizes needs both min and max, e.g. sizes: {{min: 8, max: 1G, factor: 2}}");
     }
     if (*o.min_bytes > *o.max_bytes) {
-      fail(mark(v, km), "sizes.min ({}) is larger than sizes.max ({}); swap them", format_bytes(*o.min_bytes),
-           format_bytes(*o.max_bytes));
+      fail(mark(v, km), "sizes.min ({}) is larger than sizes.max ({}); swap them",
+           format_bytes(*o.min_bytes), format_bytes(*o.max_bytes));
     }
     if (!o.step_factor && !o.step_bytes) o.step_factor = 2;
   }
 
-  void measure_key(const std::string& key, const YAML::Node& v, const SourceMark& km, MeasureOptions& o) const {
+  void measure_key(const std::string& key, const YAML::Node& v, const SourceMark& km,
+                   MeasureOptions& o) const {
     if (key == "sizes") {
       sizes(v, km, o);
     } else if (key == "dtypes") {
       o.dtypes = words(v, km, "dtypes", "dtypes: [float, half]");
       for (std::size_t i = 0; i < o.dtypes.size(); ++i) {
         if (o.dtypes[i] != "all" && !parse_dtype(o.dtypes[i])) {
-          fail(v.IsSequence() ? mark(v[i], km) : mark(v, km), "unknown dtype '{}'; use one of: {} (or all)",
-               o.dtypes[i], dtype_names());
+          fail(v.IsSequence() ? mark(v[i], km) : mark(v, km),
+               "unknown dtype '{}'; use one of: {} (or all)", o.dtypes[i], dtype_names());
         }
       }
     } else if (key == "ops") {
       o.ops = words(v, km, "ops", "ops: [sum]");
       for (std::size_t i = 0; i < o.ops.size(); ++i) {
         if (o.ops[i] != "all" && !parse_op(o.ops[i])) {
-          fail(v.IsSequence() ? mark(v[i], km) : mark(v, km), "unknown op '{}'; use one of: {} (or all)", o.ops[i],
-               op_names());
+          fail(v.IsSequence() ? mark(v[i], km) : mark(v, km),
+               "unknown op '{}'; use one of: {} (or all)", o.ops[i], op_names());
         }
       }
     } else if (key == "check") {
@@ -367,7 +405,9 @@ class Reader {
       double t = -1;
       const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), t);
       if (!v.IsScalar() || ec != std::errc() || ptr != s.data() + s.size() || t < 0) {
-        fail(mark(v, km), "'timeout' must be seconds (0 or more; 0 = never), not {}; e.g. timeout: 120", describe(v));
+        fail(mark(v, km),
+             "'timeout' must be seconds (0 or more; 0 = never), not {}; e.g. timeout: 120",
+             describe(v));
       }
       o.timeout_s = t;
     } else if (key == "args") {
@@ -378,8 +418,10 @@ class Reader {
 
   std::vector<Partition> partitions(const YAML::Node& v, const SourceMark& km) const {
     if (!v.IsSequence() || v.size() == 0) {
-      fail(mark(v, km), "'partitions' must be a non-empty list, not {}; e.g. partitions: [{{name: p5, "
-                        "instance_type: p5.48xlarge}}]", describe(v));
+      fail(mark(v, km),
+           "'partitions' must be a non-empty list, not {}; e.g. partitions: [{{name: p5, "
+           "instance_type: p5.48xlarge}}]",
+           describe(v));
     }
     std::vector<Partition> out;
     for (const auto& item : v) {
@@ -392,15 +434,19 @@ class Reader {
           if (key == "name") p.name = name_value(value, key_mark, "partition", "name: p5");
           if (key == "instance_type") p.instance_type = text(value, key_mark, "instance_type");
           if (key == "site_env") p.site_env = text(value, key_mark, "site_env");
-          if (key == "sbatch_args") p.sbatch_args = words(value, key_mark, "sbatch_args", "sbatch_args: [--exclusive]");
+          if (key == "sbatch_args")
+            p.sbatch_args = words(value, key_mark, "sbatch_args", "sbatch_args: [--exclusive]");
         }
         if (p.name.empty()) fail(p.mark, "a partition has no name; add name: <Slurm partition>");
       } else {
-        fail(p.mark, "a partition must be a name or a map {{name: ..., instance_type: ...}}, not {}", describe(item));
+        fail(p.mark,
+             "a partition must be a name or a map {{name: ..., instance_type: ...}}, not {}",
+             describe(item));
       }
       for (const auto& other : out) {
         if (other.name == p.name) {
-          fail(p.mark, "partition '{}' is listed twice (first at line {}); list each once", p.name, other.mark.line);
+          fail(p.mark, "partition '{}' is listed twice (first at line {}); list each once", p.name,
+               other.mark.line);
         }
       }
       out.push_back(std::move(p));
@@ -410,15 +456,18 @@ class Reader {
 
   std::vector<Variant> variants(const YAML::Node& v, const SourceMark& km) const {
     if (!v.IsSequence() || v.size() == 0) {
-      fail(mark(v, km), "'variants' must be a non-empty list, not {}; e.g. variants: [{{name: base}}, "
-                        "{{name: ring, env: {{NCCL_ALGO: Ring}}}}]", describe(v));
+      fail(mark(v, km),
+           "'variants' must be a non-empty list, not {}; e.g. variants: [{{name: base}}, "
+           "{{name: ring, env: {{NCCL_ALGO: Ring}}}}]",
+           describe(v));
     }
     std::vector<Variant> out;
     for (const auto& item : v) {
       Variant var;
       var.mark = mark(item, km);
       if (!item.IsMap()) {
-        fail(var.mark, "a variant must be a map {{name: ..., env: {{...}}}}, not {}", describe(item));
+        fail(var.mark, "a variant must be a map {{name: ..., env: {{...}}}}, not {}",
+             describe(item));
       }
       for (const auto& [key, value, key_mark] : check_keys(item, kVariantKeys, "a variant")) {
         if (key == "name") {
@@ -436,7 +485,8 @@ class Reader {
       if (var.name.empty()) fail(var.mark, "a variant has no name; add name: <variant>");
       for (const auto& other : out) {
         if (other.name == var.name) {
-          fail(var.mark, "variant '{}' is defined twice (first at line {}); give each variant its own name",
+          fail(var.mark,
+               "variant '{}' is defined twice (first at line {}); give each variant its own name",
                var.name, other.mark.line);
         }
       }
@@ -447,18 +497,23 @@ class Reader {
 
   EnvSettings env(const YAML::Node& v, const SourceMark& km) const {
     if (v.IsNull()) return {};
-    if (!v.IsMap()) fail(mark(v, km), "'env' must be a map of variables, not {}; e.g. env: {{NCCL_ALGO: Ring}}", describe(v));
+    if (!v.IsMap())
+      fail(mark(v, km), "'env' must be a map of variables, not {}; e.g. env: {{NCCL_ALGO: Ring}}",
+           describe(v));
     EnvSettings out;
     std::map<std::string, int> seen;
     for (auto it = v.begin(); it != v.end(); ++it) {
       const SourceMark at = mark(it->first);
       const std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
       if (!valid_env_name(name)) {
-        fail(at, "'{}' is not an environment variable name; use letters, digits and _ (not starting "
-                 "with a digit)", name);
+        fail(at,
+             "'{}' is not an environment variable name; use letters, digits and _ (not starting "
+             "with a digit)",
+             name);
       }
       if (auto [pos, inserted] = seen.emplace(name, at.line); !inserted) {
-        fail(at, "variable {} is set twice in this env (first at line {}); keep one", name, pos->second);
+        fail(at, "variable {} is set twice in this env (first at line {}); keep one", name,
+             pos->second);
       }
       const YAML::Node& value = it->second;
       if (value.IsNull()) {
@@ -467,7 +522,8 @@ class Reader {
         // The scalar's text as written (0x10 stays 0x10, 1.0 stays 1.0).
         out.push_back({name, value.Scalar()});
       } else {
-        fail(mark(value, at), "the value of {} must be text (quote it), not {}", name, describe(value));
+        fail(mark(value, at), "the value of {} must be text (quote it), not {}", name,
+             describe(value));
       }
     }
     return out;
@@ -483,10 +539,14 @@ class Reader {
       try {
         rules_.check_collbench_args(argv);
       } catch (const Error& e) {
-        const SourceMark at = !v.options.args.empty()  ? v.options.args_mark
+        const SourceMark at = !v.options.args.empty()   ? v.options.args_mark
                               : !c.options.args.empty() ? c.options.args_mark
-                                                         : v.mark;
-        fail(at, "collbench rejects the options of variant '{}': {}", v.name, e.what());
+                                                        : v.mark;
+        fail(at,
+             "collbench rejects the options of variant '{}': {} (an option that a key such as "
+             "iters: "
+             "sets cannot be repeated in args)",
+             v.name, e.what());
       }
     }
   }
@@ -540,11 +600,11 @@ MeasureOptions MeasureOptions::merged(const MeasureOptions& over) const {
 std::vector<std::string> Campaign::collbench_args(const Variant& variant) const {
   const MeasureOptions o = options.merged(variant.options);
   std::string joined;
-  for (const auto& t : tests) joined += (joined.empty() ? "" : ",") + t;
+  for (const auto& t : tests) joined.append(joined.empty() ? "" : ",").append(t);
   std::vector<std::string> a{joined};
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+    for (const auto& x : v) s.append(s.empty() ? "" : ",").append(x);
     return s;
   };
   if (o.min_bytes) a.insert(a.end(), {"-b", std::to_string(*o.min_bytes)});
@@ -562,7 +622,8 @@ std::vector<std::string> Campaign::collbench_args(const Variant& variant) const 
   return a;
 }
 
-Campaign parse_campaign(const std::string& text, const std::string& file, const CampaignRules& rules) {
+Campaign parse_campaign(const std::string& text, const std::string& file,
+                        const CampaignRules& rules) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -576,8 +637,10 @@ Campaign parse_campaign(const std::string& text, const std::string& file, const 
 Campaign load_campaign(const std::filesystem::path& file, const CampaignRules& rules) {
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    throw_usage("cannot read campaign file {}: {}; give the path of a campaign YAML file (see "
-                "slurm/campaigns/)", file.string(), std::strerror(errno));
+    throw_usage(
+        "cannot read campaign file {}: {}; give the path of a campaign YAML file (see "
+        "slurm/campaigns/)",
+        file.string(), std::strerror(errno));
   }
   std::stringstream buffer;
   buffer << in.rdbuf();
@@ -593,10 +656,12 @@ void check_partition_limits(
     if (!limits->exists) {
       throw Error(ExitCode::kUsage,
                   fmt::format("{}: Slurm has no partition '{}'; fix the name (sinfo lists the "
-                              "partitions)", p.mark.str(), p.name));
+                              "partitions)",
+                              p.mark.str(), p.name));
     }
     int allowed = limits->total_nodes;
-    std::string why = fmt::format("it has {} node{}", limits->total_nodes, limits->total_nodes == 1 ? "" : "s");
+    std::string why =
+        fmt::format("it has {} node{}", limits->total_nodes, limits->total_nodes == 1 ? "" : "s");
     if (limits->max_nodes && *limits->max_nodes < allowed) {
       allowed = *limits->max_nodes;
       why = fmt::format("its MaxNodes is {}", allowed);
@@ -604,11 +669,12 @@ void check_partition_limits(
     for (std::size_t i = 0; i < campaign.nodes.size(); ++i) {
       if (campaign.nodes[i] <= allowed) continue;
       const SourceMark at = i < campaign.node_marks.size() ? campaign.node_marks[i] : p.mark;
-      throw Error(ExitCode::kUsage,
-                  fmt::format("{}: nodes: {} is more than partition '{}' allows ({}, says Slurm); "
-                              "remove {} from nodes or use a partition with more nodes",
-                              at.str(), campaign.nodes[i], limits->name.empty() ? p.label() : limits->name,
-                              why, campaign.nodes[i]));
+      throw Error(
+          ExitCode::kUsage,
+          fmt::format("{}: nodes: {} is more than partition '{}' allows ({}, says Slurm); "
+                      "remove {} from nodes or use a partition with more nodes",
+                      at.str(), campaign.nodes[i], limits->name.empty() ? p.label() : limits->name,
+                      why, campaign.nodes[i]));
     }
   }
 }
@@ -621,15 +687,20 @@ std::optional<double> parse_slurm_time(const std::string& text) {
   std::smatch m;
   auto num = [&](int i) { return m[i].matched ? std::stod(m[i].str()) : 0.0; };
   double seconds = -1;
-  if (std::regex_match(text, m, kMinutes)) seconds = num(1) * 60;
-  else if (std::regex_match(text, m, kMinSec)) seconds = num(1) * 60 + num(2);
-  else if (std::regex_match(text, m, kHourMinSec)) seconds = num(1) * 3600 + num(2) * 60 + num(3);
-  else if (std::regex_match(text, m, kDays)) seconds = num(1) * 86400 + num(2) * 3600 + num(3) * 60 + num(4);
+  if (std::regex_match(text, m, kMinutes))
+    seconds = num(1) * 60;
+  else if (std::regex_match(text, m, kMinSec))
+    seconds = num(1) * 60 + num(2);
+  else if (std::regex_match(text, m, kHourMinSec))
+    seconds = num(1) * 3600 + num(2) * 60 + num(3);
+  else if (std::regex_match(text, m, kDays))
+    seconds = num(1) * 86400 + num(2) * 3600 + num(3) * 60 + num(4);
   if (seconds <= 0) return std::nullopt;
   return seconds;
 }
 
-std::optional<std::string> closest_word(const std::string& word, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest_word(const std::string& word,
+                                        const std::vector<std::string>& candidates) {
   std::optional<std::string> best;
   std::size_t best_distance = 3;
   for (const auto& c : candidates) {

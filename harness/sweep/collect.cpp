@@ -1,5 +1,6 @@
 #include "collbench/sweep/collect.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -7,8 +8,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "collbench/error.h"
 
@@ -20,7 +19,8 @@ std::optional<int> read_exit_status(const std::filesystem::path& file) {
   std::string text;
   if (!in || !std::getline(in, text)) return std::nullopt;
   int value = 0;
-  if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc()) return std::nullopt;
+  if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc())
+    return std::nullopt;
   return value;
 }
 
@@ -69,14 +69,25 @@ std::string failure_from_output(std::string_view output) {
   return "";
 }
 
-std::string describe_collbench_exit(int status) {
+std::string describe_failed_exit(int status, const std::optional<ResultsSummary>& results) {
+  if (status == 1 && results && results->wrong > 0) {
+    return fmt::format("wrong results: {} mismatched elements (collbench exit status 1)",
+                       results->wrong);
+  }
   switch (status) {
-    case 1: return "wrong results (collbench exit status 1)";
-    case 2: return "bad usage (collbench exit status 2)";
-    case 3: return "runtime failure: timeout, lost rank or library error (collbench exit status 3)";
+    case 1:
+      return "non-zero exit: exit status 1 and no wrong results recorded (the launcher or "
+             "collbench failed)";
+    case 2:
+      return "non-zero exit: bad usage (collbench exit status 2)";
+    case 3:
+      return "non-zero exit: runtime failure - timeout, lost rank or library error (collbench exit "
+             "status 3)";
     default:
-      if (status > 128) return fmt::format("a task was killed by signal {} (exit status {})", status - 128, status);
-      return fmt::format("exit status {}", status);
+      if (status > 128)
+        return fmt::format("non-zero exit: a task was killed by signal {} (exit status {})",
+                           status - 128, status);
+      return fmt::format("non-zero exit: exit status {}", status);
   }
 }
 
@@ -88,8 +99,9 @@ Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files)
     const JobPhase phase = phase_of(slurm->state);
     if (phase == JobPhase::kWaiting) {
       o.kind = Outcome::Kind::kWaiting;
-      o.detail = slurm->reason.empty() || slurm->reason == "None" ? slurm->state
-                                                                   : fmt::format("{} ({})", slurm->state, slurm->reason);
+      o.detail = slurm->reason.empty() || slurm->reason == "None"
+                     ? slurm->state
+                     : fmt::format("{} ({})", slurm->state, slurm->reason);
       return o;
     }
     if (phase == JobPhase::kRunning) {
@@ -111,14 +123,14 @@ Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files)
   const auto status_file = files.raw_jsonl.parent_path() / "exit_status";
   const auto status = read_exit_status(status_file);
   if (status && *status != 0) {
-    const std::string what = describe_collbench_exit(*status);
-    o.detail = (*status == 1 ? "" : "non-zero exit: ") + what + see;
+    o.detail = describe_failed_exit(*status, summarize_results(files.raw_jsonl)) + see;
     return o;
   }
   const bool slurm_failed = slurm && slurm->state != "COMPLETED";
   if (!status && slurm_failed) {
-    o.detail = fmt::format("non-zero exit: Slurm says {}{}{}", slurm->state,
-                           slurm->exit_code ? fmt::format(" with exit code {}", *slurm->exit_code) : "", see);
+    o.detail = fmt::format(
+        "non-zero exit: Slurm says {}{}{}", slurm->state,
+        slurm->exit_code ? fmt::format(" with exit code {}", *slurm->exit_code) : "", see);
     return o;
   }
   if (!status && !slurm && !have_output) {
@@ -160,7 +172,8 @@ std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jso
     if (record == "context") ++s.contexts;
     if (record == "result") {
       ++s.results;
-      if (j.contains("wrong") && j["wrong"].is_number_unsigned()) s.wrong += j["wrong"].get<std::uint64_t>();
+      if (j.contains("wrong") && j["wrong"].is_number_unsigned())
+        s.wrong += j["wrong"].get<std::uint64_t>();
     }
   }
   return s;
@@ -170,7 +183,8 @@ ResultsSummary write_labelled(const std::filesystem::path& raw, const std::files
                               const nlohmann::json& labels) {
   std::ifstream in(raw, std::ios::binary);
   if (!in) throw_runtime("cannot read {}: {}", raw.string(), std::strerror(errno));
-  const auto tmp = dest.parent_path() / fmt::format(".{}.{}.tmp", dest.filename().string(), ::getpid());
+  const auto tmp =
+      dest.parent_path() / fmt::format(".{}.{}.tmp", dest.filename().string(), ::getpid());
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) throw_runtime("cannot write {}: {}", tmp.string(), std::strerror(errno));
   ResultsSummary s;
@@ -194,7 +208,8 @@ ResultsSummary write_labelled(const std::filesystem::path& raw, const std::files
     if (record == "context") ++s.contexts;
     if (record == "result") {
       ++s.results;
-      if (j.contains("wrong") && j["wrong"].is_number_unsigned()) s.wrong += j["wrong"].get<std::uint64_t>();
+      if (j.contains("wrong") && j["wrong"].is_number_unsigned())
+        s.wrong += j["wrong"].get<std::uint64_t>();
     }
     out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   }

@@ -1,6 +1,7 @@
 #include "collbench/sweep/commands.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -8,10 +9,8 @@
 #include <chrono>
 #include <fstream>
 #include <map>
-#include <thread>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "collbench/error.h"
 #include "collbench/sizes.h"
@@ -61,8 +60,9 @@ Tools resolve_tools(const SweepSettings& s, const Campaign& c) {
   } else {
     // build/collbench-sweep next to slurm/ in a checkout; else the current directory's slurm/.
     const auto beside = s.program_dir / ".." / "slurm" / "collbench.sbatch";
-    t.sbatch_template = fs::absolute(!s.program_dir.empty() && fs::exists(beside) ? beside
-                                                                                 : fs::path("slurm/collbench.sbatch"))
+    t.sbatch_template = fs::absolute(!s.program_dir.empty() && fs::exists(beside)
+                                         ? beside
+                                         : fs::path("slurm/collbench.sbatch"))
                             .lexically_normal();
   }
   t.mpirun = s.mpirun;
@@ -86,8 +86,10 @@ void print(const SweepSettings& s, const std::string& line) {
 
 void check_collbench_exists(const Tools& tools) {
   if (!find_program(tools.collbench.string())) {
-    throw_usage("collbench binary '{}' not found; build it (cmake --build build --target collbench) "
-                "or pass --collbench PATH", tools.collbench.string());
+    throw_usage(
+        "collbench binary '{}' not found; build it (cmake --build build --target collbench) "
+        "or pass --collbench PATH",
+        tools.collbench.string());
   }
 }
 
@@ -95,21 +97,26 @@ void check_collbench_exists(const Tools& tools) {
 void check_for_slurm(const Session& session, bool strict) {
   const auto& c = session.campaign;
   if (strict && !fs::exists(session.tools.sbatch_template)) {
-    throw_usage("sbatch template {} not found; run from the collbench checkout or pass --template "
-                "slurm/collbench.sbatch", session.tools.sbatch_template.string());
+    throw_usage(
+        "sbatch template {} not found; run from the collbench checkout or pass --template "
+        "slurm/collbench.sbatch",
+        session.tools.sbatch_template.string());
   }
   if (session.paths.root.string().find('%') != std::string::npos) {
-    throw_usage("the results directory {} contains '%', which Slurm reads as a file-name pattern; "
-                "choose another --results", session.paths.root.string());
+    throw_usage(
+        "the results directory {} contains '%', which Slurm reads as a file-name pattern; "
+        "choose another --results",
+        session.paths.root.string());
   }
   for (const auto& p : c.partitions) {
     const auto env = resolve_site_env(p, c, session.tools);
     if (!env.empty() && !fs::exists(env)) {
-      throw Error(ExitCode::kUsage,
-                  fmt::format("{}: site_env '{}' of partition '{}' is {}, which does not exist; name "
-                              "a file of slurm/env (aws-p5, aws-p4d, aws-g5, generic-ib, tcp-only) "
-                              "or give a path relative to the campaign file",
-                              p.mark.str(), p.site_env, p.label(), env.string()));
+      throw Error(
+          ExitCode::kUsage,
+          fmt::format("{}: site_env '{}' of partition '{}' is {}, which does not exist; name "
+                      "a file of slurm/env (aws-p5, aws-p4d, aws-g5, generic-ib, tcp-only) "
+                      "or give a path relative to the campaign file",
+                      p.mark.str(), p.site_env, p.label(), env.string()));
     }
   }
   Slurm slurm;
@@ -118,7 +125,8 @@ void check_for_slurm(const Session& session, bool strict) {
 
 void write_file_atomic(const fs::path& file, const std::string& bytes, int mode) {
   fs::create_directories(file.parent_path());
-  const auto tmp = file.parent_path() / fmt::format(".{}.{}.tmp", file.filename().string(), ::getpid());
+  const auto tmp =
+      file.parent_path() / fmt::format(".{}.{}.tmp", file.filename().string(), ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) throw_runtime("cannot write {}: {}", tmp.string(), std::strerror(errno));
   const ssize_t n = ::write(fd, bytes.data(), bytes.size());
@@ -177,7 +185,8 @@ RunStatus status_of(const RunRecord* r, const std::map<std::string, JobState>& j
   if (!r || r->state == State::kNone) return {"unsubmitted", "", ""};
   switch (r->state) {
     case State::kCollected:
-      return {"done", r->job_id, fmt::format("collected: {}", paths.collected(run).filename().string())};
+      return {"done", r->job_id,
+              fmt::format("collected: {}", paths.collected(run).filename().string())};
     case State::kFailed:
       return {"failed", r->job_id, r->reason};
     case State::kStarted:
@@ -186,25 +195,33 @@ RunStatus status_of(const RunRecord* r, const std::map<std::string, JobState>& j
     case State::kSubmitted: {
       const Outcome o = outcome_of(*r, jobs);
       switch (o.kind) {
-        case Outcome::Kind::kWaiting: return {"pending", r->job_id, o.detail};
-        case Outcome::Kind::kRunning: return {"running", r->job_id, o.detail};
-        case Outcome::Kind::kSucceeded: return {"done", r->job_id, "finished, not collected yet: run collect"};
-        case Outcome::Kind::kFailed: return {"failed", r->job_id, o.detail};
+        case Outcome::Kind::kWaiting:
+          return {"pending", r->job_id, o.detail};
+        case Outcome::Kind::kRunning:
+          return {"running", r->job_id, o.detail};
+        case Outcome::Kind::kSucceeded:
+          return {"done", r->job_id, "finished, not collected yet: run collect"};
+        case Outcome::Kind::kFailed:
+          return {"failed", r->job_id, o.detail};
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return {"unsubmitted", "", ""};
 }
 
-int failure_exit_code(const std::map<std::string, RunRecord>& records, const std::vector<RunSpec>& runs) {
+int failure_exit_code(const std::map<std::string, RunRecord>& records,
+                      const std::vector<RunSpec>& runs) {
   bool runtime = false, wrong = false;
   for (const auto& run : runs) {
     auto it = records.find(run.name);
     if (it == records.end() || it->second.state != State::kFailed) continue;
-    if (it->second.reason.rfind("wrong results", 0) == 0) wrong = true;
-    else runtime = true;
+    if (it->second.reason.rfind("wrong results", 0) == 0)
+      wrong = true;
+    else
+      runtime = true;
   }
   if (runtime) return exit_status(ExitCode::kRuntime);
   if (wrong) return exit_status(ExitCode::kCheckFailed);
@@ -223,22 +240,22 @@ int plan(const SweepSettings& s) {
   const auto& c = session.campaign;
   if (!s.local) check_for_slurm(session, false);
   const auto records = session.manifest.runs();
-  print(s, fmt::format("campaign {} ({}): {} runs, results in {}", c.name, c.file.string(), session.runs.size(),
-                       session.paths.root.string()));
+  print(s, fmt::format("campaign {} ({}): {} runs, results in {}", c.name, c.file.string(),
+                       session.runs.size(), session.paths.root.string()));
   if (!c.description.empty()) print(s, "  " + c.description);
   std::string tests;
-  for (const auto& t : c.tests) tests += (tests.empty() ? "" : ",") + t;
-  print(s, fmt::format("  tests {} · sizes {} · backend {} · {}", tests, describe_sizes(c.options), c.backend,
-                       s.local ? "local mpirun" : "launcher " + c.launcher));
+  for (const auto& t : c.tests) tests.append(tests.empty() ? "" : ",").append(t);
+  print(s, fmt::format("  tests {} · sizes {} · backend {} · {}", tests, describe_sizes(c.options),
+                       c.backend, s.local ? "local mpirun" : "launcher " + c.launcher));
   print(s, "");
-  print(s, fmt::format("{:<36} {:<12} {:<16} {:>5} {:>10} {:<14} {:>6}  {}", "RUN", "PARTITION", "INSTANCE",
-                       "NODES", "TASKS/NODE", "VARIANT", "REPEAT", "MANIFEST"));
+  print(s, fmt::format("{:<36} {:<12} {:<16} {:>5} {:>10} {:<14} {:>6}  {}", "RUN", "PARTITION",
+                       "INSTANCE", "NODES", "TASKS/NODE", "VARIANT", "REPEAT", "MANIFEST"));
   for (const auto& r : session.runs) {
     auto it = records.find(r.name);
     const std::string state(it == records.end() ? "unsubmitted" : name(it->second.state));
-    print(s, fmt::format("{:<36} {:<12} {:<16} {:>5} {:>10} {:<14} {:>6}  {}", r.name, r.partition_label,
-                         r.instance_type.empty() ? "-" : r.instance_type, r.nodes, r.tasks_per_node, r.variant,
-                         r.repeat, state));
+    print(s, fmt::format("{:<36} {:<12} {:<16} {:>5} {:>10} {:<14} {:>6}  {}", r.name,
+                         r.partition_label, r.instance_type.empty() ? "-" : r.instance_type,
+                         r.nodes, r.tasks_per_node, r.variant, r.repeat, state));
   }
   print(s, "");
   for (const auto& r : session.runs) {
@@ -251,7 +268,10 @@ int plan(const SweepSettings& s) {
       print(s, "  " + sub.command.display());
       if (!r.env.empty()) {
         std::string env;
-        for (const auto& e : r.env) env += " " + (e.value ? e.name + "=" + shell_quote(*e.value) : "unset " + e.name);
+        for (const auto& e : r.env) {
+          env += e.value ? fmt::format(" {}={}", e.name, shell_quote(*e.value))
+                         : fmt::format(" unset {}", e.name);
+        }
         print(s, "  environment file" + env);
       }
     }
@@ -262,7 +282,8 @@ int plan(const SweepSettings& s) {
 int submit(const SweepSettings& s, const SubmitSettings& opt) {
   const Session session = open_session(s);
   const auto& c = session.campaign;
-  if (s.local) throw_usage("submit sends runs to Slurm; for local runs use `collbench-sweep run --local`");
+  if (s.local)
+    throw_usage("submit sends runs to Slurm; for local runs use `collbench-sweep run --local`");
   check_for_slurm(session, true);
   if (!opt.dry_run) check_collbench_exists(session.tools);
   Slurm slurm;
@@ -270,7 +291,8 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
   std::optional<ManifestLock> lock;
   if (!opt.dry_run) {
     lock.emplace(session.manifest.lock(s.lock_timeout_s, [&] {
-      print(s, fmt::format("waiting for another collbench-sweep using {}", session.manifest.path().string()));
+      print(s, fmt::format("waiting for another collbench-sweep using {}",
+                           session.manifest.path().string()));
     }));
   }
   // Read only once the lock is held: a submit that waited sees what the other one submitted.
@@ -295,17 +317,23 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
         if (o.kind == Outcome::Kind::kFailed) {
           // Record the failure before resubmitting so the manifest keeps the history.
           if (!opt.dry_run) {
-            session.manifest.append({{"event", "failed"}, {"run", run.name}, {"job_id", r.job_id}, {"reason", o.detail}});
+            session.manifest.append({{"event", "failed"},
+                                     {"run", run.name},
+                                     {"job_id", r.job_id},
+                                     {"reason", o.detail}});
           }
-          print(s, fmt::format("{}: job {} failed ({}); submitting again", run.name, r.job_id, o.detail));
+          print(s, fmt::format("{}: job {} failed ({}); submitting again", run.name, r.job_id,
+                               o.detail));
           todo.push_back(&run);
           continue;
         }
       }
       ++in_flight;
     } else if (r.state == State::kFailed || r.state == State::kStarted) {
-      if (opt.retry_failed) todo.push_back(&run);
-      else ++failed_skipped;
+      if (opt.retry_failed)
+        todo.push_back(&run);
+      else
+        ++failed_skipped;
     }
   }
 
@@ -327,21 +355,26 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
   for (const auto& group : groups) {
     const bool array = opt.array && group.size() > 1;
     const Submission sub = sbatch_submission(c, group, session.paths, session.tools, array);
-    const std::string what = array ? fmt::format("{} runs {}..{}", group.size(), group.front()->name, group.back()->name)
-                                   : group.front()->name;
+    const std::string what =
+        array ? fmt::format("{} runs {}..{}", group.size(), group.front()->name, group.back()->name)
+              : group.front()->name;
     if (opt.dry_run) {
       print(s, fmt::format("would submit {}: {}", what, sub.command.display()));
       submitted += static_cast<int>(group.size());
       continue;
     }
-    for (const auto* run : group) write_file_atomic(session.paths.env_file(run->name), encode_env_file(run->env), 0600);
+    for (const auto* run : group)
+      write_file_atomic(session.paths.env_file(run->name), encode_env_file(run->env), 0600);
     std::string job_id;
     try {
-      job_id = slurm.submit(sub.command.argv, apply_env(current_environment(), sub.command.env), what);
+      job_id =
+          slurm.submit(sub.command.argv, apply_env(current_environment(), sub.command.env), what);
     } catch (const Error& e) {
       // This run's manifest stays as it was; earlier submissions of this command are recorded.
       print(s, fmt::format("error: {}", e.what()));
-      if (submitted > 0) print(s, fmt::format("{} runs were submitted before the error and are recorded", submitted));
+      if (submitted > 0)
+        print(s,
+              fmt::format("{} runs were submitted before the error and are recorded", submitted));
       return exit_status(e.code());
     }
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -360,10 +393,13 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
       ++submitted;
     }
   }
-  std::string summary = fmt::format("{}: {} {} submitted", c.name, submitted, opt.dry_run ? "would be" : "");
+  std::string summary =
+      fmt::format("{}: {} {}submitted", c.name, submitted, opt.dry_run ? "would be " : "");
   if (done) summary += fmt::format(", {} already done", done);
   if (in_flight) summary += fmt::format(", {} already submitted", in_flight);
-  if (failed_skipped) summary += fmt::format(", {} failed skipped (pass --retry-failed to submit them again)", failed_skipped);
+  if (failed_skipped)
+    summary += fmt::format(", {} failed skipped (pass --retry-failed to submit them again)",
+                           failed_skipped);
   print(s, summary);
   return 0;
 }
@@ -374,32 +410,42 @@ int status(const SweepSettings& s, bool json) {
   std::map<std::string, JobState> jobs;
   if (!s.local) jobs = query_submitted(records);
   const bool busy = manifest_busy(session.manifest);
-  std::map<std::string, int> counts{{"unsubmitted", 0}, {"pending", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};
+  std::map<std::string, int> counts{
+      {"unsubmitted", 0}, {"pending", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};
   nlohmann::json rows = nlohmann::json::array();
   std::vector<RunStatus> statuses;
   for (const auto& run : session.runs) {
     auto it = records.find(run.name);
-    const RunStatus st = status_of(it == records.end() ? nullptr : &it->second, jobs, busy, session.paths, run.name);
+    const RunStatus st =
+        status_of(it == records.end() ? nullptr : &it->second, jobs, busy, session.paths, run.name);
     ++counts[st.state];
     statuses.push_back(st);
-    rows.push_back({{"run", run.name}, {"state", st.state}, {"job_id", st.job_id}, {"detail", st.detail},
+    rows.push_back({{"run", run.name},
+                    {"state", st.state},
+                    {"job_id", st.job_id},
+                    {"detail", st.detail},
                     {"collected", it != records.end() && it->second.state == State::kCollected}});
   }
   if (json) {
-    nlohmann::json j{{"campaign", session.campaign.name}, {"results", session.paths.root.string()},
-                     {"total", session.runs.size()}, {"counts", counts}, {"runs", rows}};
+    nlohmann::json j{{"campaign", session.campaign.name},
+                     {"results", session.paths.root.string()},
+                     {"total", session.runs.size()},
+                     {"counts", counts},
+                     {"runs", rows}};
     print(s, j.dump(2));
     return 0;
   }
   std::string line = fmt::format("{}: {} runs", session.campaign.name, session.runs.size());
   for (const auto& key : {"done", "running", "pending", "failed", "unsubmitted", "interrupted"}) {
-    if (counts[key] || std::string(key) != "interrupted") line += fmt::format(" · {} {}", counts[key], key);
+    if (counts[key] || std::string(key) != "interrupted")
+      line += fmt::format(" · {} {}", counts[key], key);
   }
   print(s, line);
   print(s, fmt::format("{:<36} {:<12} {:<10} {}", "RUN", "STATE", "JOB", "DETAIL"));
   for (std::size_t i = 0; i < session.runs.size(); ++i) {
-    print(s, fmt::format("{:<36} {:<12} {:<10} {}", session.runs[i].name, statuses[i].state,
-                         statuses[i].job_id.empty() ? "-" : statuses[i].job_id, statuses[i].detail));
+    print(s,
+          fmt::format("{:<36} {:<12} {:<10} {}", session.runs[i].name, statuses[i].state,
+                      statuses[i].job_id.empty() ? "-" : statuses[i].job_id, statuses[i].detail));
   }
   return 0;
 }
@@ -432,13 +478,14 @@ int wait(const SweepSettings& s, const WaitSettings& w) {
       if (phase == JobPhase::kRunning) ++running;
     }
     if (!progress) progress.emplace(s.out, s.tty, total, total - waiting - running);
-    progress->set_counts(total - waiting - running, fmt::format("{} running, {} pending", running, waiting));
+    progress->set_counts(total - waiting - running,
+                         fmt::format("{} running, {} pending", running, waiting));
     if (waiting + running == 0) break;
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     if (w.timeout_s > 0 && elapsed > w.timeout_s) {
       progress.reset();
-      print(s, fmt::format("{}: still {} running and {} pending after {:.0f} s", session.campaign.name, running,
-                           waiting, elapsed));
+      print(s, fmt::format("{}: still {} running and {} pending after {:.0f} s",
+                           session.campaign.name, running, waiting, elapsed));
       return exit_status(ExitCode::kRuntime);
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(w.interval_s));
@@ -452,7 +499,8 @@ int collect(const SweepSettings& s) {
   const Session session = open_session(s);
   const auto& c = session.campaign;
   const auto lock = session.manifest.lock(s.lock_timeout_s, [&] {
-    print(s, fmt::format("waiting for another collbench-sweep using {}", session.manifest.path().string()));
+    print(s, fmt::format("waiting for another collbench-sweep using {}",
+                         session.manifest.path().string()));
   });
   auto records = session.manifest.runs();
   const auto jobs = query_submitted(records);
@@ -469,14 +517,19 @@ int collect(const SweepSettings& s) {
     if (o.kind == Outcome::Kind::kSucceeded) {
       const auto dest = session.paths.collected(run.name);
       const auto summary = write_labelled(o.raw_jsonl, dest, run_labels(c, run));
-      session.manifest.append({{"event", "collected"}, {"run", run.name}, {"job_id", r.job_id},
-                               {"file", dest.filename().string()}, {"results", summary.results},
-                               {"wrong", summary.wrong}, {"bad_lines", summary.bad_lines}});
-      print(s, fmt::format("collected {} (job {}): {} result rows -> {}", run.name, r.job_id, summary.results,
-                           dest.string()));
+      session.manifest.append({{"event", "collected"},
+                               {"run", run.name},
+                               {"job_id", r.job_id},
+                               {"file", dest.filename().string()},
+                               {"results", summary.results},
+                               {"wrong", summary.wrong},
+                               {"bad_lines", summary.bad_lines}});
+      print(s, fmt::format("collected {} (job {}): {} result rows -> {}", run.name, r.job_id,
+                           summary.results, dest.string()));
       ++collected;
     } else {
-      session.manifest.append({{"event", "failed"}, {"run", run.name}, {"job_id", r.job_id}, {"reason", o.detail}});
+      session.manifest.append(
+          {{"event", "failed"}, {"run", run.name}, {"job_id", r.job_id}, {"reason", o.detail}});
       print(s, fmt::format("failed {} (job {}): {}", run.name, r.job_id, o.detail));
       ++failed;
     }
@@ -489,10 +542,13 @@ int collect(const SweepSettings& s) {
     failed_total += it->second.state == State::kFailed;
     done_total += it->second.state == State::kCollected;
   }
-  print(s, fmt::format("{}: collected {} now, {} failed now; campaign: {} of {} done, {} failed, {} still "
-                       "pending or running", c.name, collected, failed, done_total, session.runs.size(),
-                       failed_total, waiting));
-  if (failed_total) print(s, "resubmit failed runs with: collbench-sweep submit --retry-failed " + s.campaign_file.string());
+  print(s, fmt::format(
+               "{}: collected {} now, {} failed now; campaign: {} of {} done, {} failed, {} still "
+               "pending or running",
+               c.name, collected, failed, done_total, session.runs.size(), failed_total, waiting));
+  if (failed_total)
+    print(s, "resubmit failed runs with: collbench-sweep submit --retry-failed " +
+                 s.campaign_file.string());
   return failure_exit_code(records, session.runs);
 }
 
@@ -507,7 +563,8 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
                   session.tools.mpirun);
   }
   const auto lock = session.manifest.lock(s.lock_timeout_s, [&] {
-    print(s, fmt::format("waiting for another collbench-sweep using {}", session.manifest.path().string()));
+    print(s, fmt::format("waiting for another collbench-sweep using {}",
+                         session.manifest.path().string()));
   });
   auto records = session.manifest.runs();
   std::vector<const RunSpec*> todo;
@@ -519,8 +576,10 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
       // kStarted: an earlier local run was interrupted in this run; it never ended.
       todo.push_back(&run);
     } else if (state == State::kFailed) {
-      if (opt.retry_failed) todo.push_back(&run);
-      else ++failed_skipped;
+      if (opt.retry_failed)
+        todo.push_back(&run);
+      else
+        ++failed_skipped;
     } else {
       ++done;
     }
@@ -528,8 +587,8 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
   if (!todo.empty()) copy_campaign(session);
   const int cores = usable_cores();
   const double limit = c.time_limit.empty() ? 0 : parse_slurm_time(c.time_limit).value_or(0);
-  print(s, fmt::format("{}: {} runs, {} to do, results in {}", c.name, session.runs.size(), todo.size(),
-                       session.paths.root.string()));
+  print(s, fmt::format("{}: {} runs, {} to do, results in {}", c.name, session.runs.size(),
+                       todo.size(), session.paths.root.string()));
   {
     Progress progress(s.out, s.tty, static_cast<int>(session.runs.size()) - failed_skipped, done);
     for (const auto* run : todo) {
@@ -540,8 +599,13 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
       const auto raw = dir / "collbench.jsonl.raw";
       const auto log = dir / "output.log";
       const Command cmd = mpirun_command(*run, session.tools, raw, cores);
-      session.manifest.append({{"event", "started"}, {"run", run->name}, {"mode", "local"}, {"attempt", attempt},
-                               {"output", log.string()}, {"raw_jsonl", raw.string()}, {"command", cmd.argv},
+      session.manifest.append({{"event", "started"},
+                               {"run", run->name},
+                               {"mode", "local"},
+                               {"attempt", attempt},
+                               {"output", log.string()},
+                               {"raw_jsonl", raw.string()},
+                               {"command", cmd.argv},
                                {"labels", run_labels(c, *run)}});
       progress.start(fmt::format("{} ({} ranks)", run->name, run->ranks()));
       const auto t0 = Clock::now();
@@ -553,31 +617,45 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
       std::string reason;
       ResultsSummary summary;
       if (r.timed_out) {
-        reason = fmt::format("timeout: the run exceeded time_limit {} (see {})", c.time_limit, log.string());
+        reason = fmt::format("timeout: the run exceeded time_limit {} (see {})", c.time_limit,
+                             log.string());
       } else if (!r.ok()) {
         const std::string tail = read_tail(log, 4096);
         std::string hint;
-        if (tail.find("as root") != std::string::npos && tail.find("OMPI_ALLOW_RUN_AS_ROOT") != std::string::npos) {
-          hint = "; mpirun refuses root: set OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+        if (tail.find("as root") != std::string::npos &&
+            tail.find("OMPI_ALLOW_RUN_AS_ROOT") != std::string::npos) {
+          hint =
+              "; mpirun refuses root: set OMPI_ALLOW_RUN_AS_ROOT=1 "
+              "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
         }
-        const std::string what = r.signal ? r.describe() : describe_collbench_exit(r.exit_code);
-        reason = fmt::format("{}{} (see {}){}", r.exit_code == 1 ? "" : "non-zero exit: ", what, log.string(), hint);
+        const std::string what = r.signal
+                                     ? fmt::format("non-zero exit: mpirun {}", r.describe())
+                                     : describe_failed_exit(r.exit_code, summarize_results(raw));
+        reason = fmt::format("{} (see {}){}", what, log.string(), hint);
       } else {
         const auto found = summarize_results(raw);
         if (!found || found->results == 0) {
-          reason = fmt::format("no output: collbench exited 0 but wrote no results (see {})", log.string());
+          reason = fmt::format("no output: collbench exited 0 but wrote no results (see {})",
+                               log.string());
         } else {
           summary = write_labelled(raw, session.paths.collected(run->name), run_labels(c, *run));
         }
       }
       if (reason.empty()) {
-        session.manifest.append({{"event", "collected"}, {"run", run->name}, {"attempt", attempt},
+        session.manifest.append({{"event", "collected"},
+                                 {"run", run->name},
+                                 {"attempt", attempt},
                                  {"file", session.paths.collected(run->name).filename().string()},
-                                 {"results", summary.results}, {"wrong", summary.wrong},
+                                 {"results", summary.results},
+                                 {"wrong", summary.wrong},
                                  {"seconds", seconds}});
-        progress.finish(fmt::format("ok     {}  {} result rows in {:.1f} s", run->name, summary.results, seconds));
+        progress.finish(fmt::format("ok     {}  {} result rows in {:.1f} s", run->name,
+                                    summary.results, seconds));
       } else {
-        session.manifest.append({{"event", "failed"}, {"run", run->name}, {"attempt", attempt}, {"reason", reason},
+        session.manifest.append({{"event", "failed"},
+                                 {"run", run->name},
+                                 {"attempt", attempt},
+                                 {"reason", reason},
                                  {"seconds", seconds}});
         progress.finish(fmt::format("FAILED {}: {}", run->name, reason));
       }
@@ -593,7 +671,8 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
   }
   std::string summary = fmt::format("{}: {} of {} runs done, {} failed; results in {}", c.name, ok,
                                     session.runs.size(), bad, session.paths.root.string());
-  if (failed_skipped) summary += fmt::format(" ({} failed runs skipped: pass --retry-failed)", failed_skipped);
+  if (failed_skipped)
+    summary += fmt::format(" ({} failed runs skipped: pass --retry-failed)", failed_skipped);
   print(s, summary);
   return failure_exit_code(records, session.runs);
 }

@@ -1,8 +1,8 @@
 #include "collbench/sweep/env.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "collbench/error.h"
 
@@ -20,8 +20,10 @@ std::string encode_env_file(const EnvSettings& settings) {
   std::string out;
   for (const auto& s : settings) {
     if (!valid_env_name(s.name)) {
-      throw_usage("environment variable name '{}' is not valid: use letters, digits and _, not "
-                  "starting with a digit", s.name);
+      throw_usage(
+          "environment variable name '{}' is not valid: use letters, digits and _, not "
+          "starting with a digit",
+          s.name);
     }
     out += s.name;
     if (s.value) {
@@ -58,11 +60,13 @@ EnvSettings decode_env_file(std::string_view bytes, std::string_view source) {
   return out;
 }
 
-std::vector<std::string> apply_env(const std::vector<std::string>& base, const EnvSettings& settings) {
+std::vector<std::string> apply_env(const std::vector<std::string>& base,
+                                   const EnvSettings& settings) {
   std::vector<std::string> out = base;
   for (const auto& s : settings) {
     const std::string prefix = s.name + "=";
-    std::erase_if(out, [&](const std::string& e) { return e.rfind(prefix, 0) == 0 || e == s.name; });
+    std::erase_if(out,
+                  [&](const std::string& e) { return e.rfind(prefix, 0) == 0 || e == s.name; });
     if (s.value) out.push_back(prefix + *s.value);
   }
   return out;
@@ -83,8 +87,10 @@ std::string shell_quote(std::string_view text) {
   if (!control) {
     out = "'";
     for (char c : text) {
-      if (c == '\'') out += "'\\''";
-      else out += c;
+      if (c == '\'')
+        out += "'\\''";
+      else
+        out += c;
     }
     out += "'";
     return out;
@@ -93,14 +99,26 @@ std::string shell_quote(std::string_view text) {
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '\\': out += "\\\\"; break;
-      case '\'': out += "\\'"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
       default:
-        if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-        else out += c;
+        if (u < 0x20 || u == 0x7f)
+          out += fmt::format("\\x{:02x}", u);
+        else
+          out += c;
     }
   }
   out += "'";

@@ -1,12 +1,11 @@
 #include "collbench/sweep/launch.h"
 
+#include <fmt/format.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <fstream>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "collbench/error.h"
 
@@ -22,7 +21,7 @@ std::string read_word(const std::filesystem::path& file) {
 
 std::string join_ids(const std::vector<const RunSpec*>& runs) {
   std::string s;
-  for (const auto* r : runs) s += (s.empty() ? "" : ",") + std::to_string(r->repeat);
+  for (const auto* r : runs) s.append(s.empty() ? "" : ",").append(std::to_string(r->repeat));
   return s;
 }
 
@@ -45,8 +44,10 @@ std::string Command::display() const {
   // `env -u NAME` for unset variables (they must come before the assignments).
   std::string unsets, sets;
   for (const auto& e : env) {
-    if (e.value) sets += fmt::format("{}={} ", e.name, shell_quote(*e.value));
-    else unsets += fmt::format("-u {} ", e.name);
+    if (e.value)
+      sets += fmt::format("{}={} ", e.name, shell_quote(*e.value));
+    else
+      unsets += fmt::format("-u {} ", e.name);
   }
   return (unsets.empty() ? "" : "env " + unsets) + sets + shell_join(argv);
 }
@@ -123,7 +124,8 @@ Submission sbatch_submission(const Campaign& campaign, const std::vector<const R
   for (const auto& p : campaign.partitions) {
     if (p.name == run.partition) partition = &p;
   }
-  const auto site_env = partition ? resolve_site_env(*partition, campaign, tools) : std::filesystem::path();
+  const auto site_env =
+      partition ? resolve_site_env(*partition, campaign, tools) : std::filesystem::path();
   // Every setting is given, empty when unused, so that a value left in the submitter's shell
   // cannot change a campaign's runs.
   s.command.env = {
@@ -161,7 +163,8 @@ int usable_cores() {
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (!CPU_ISSET(cpu, &set)) continue;
     ++cpus;
-    const auto topo = std::filesystem::path("/sys/devices/system/cpu") / fmt::format("cpu{}", cpu) / "topology";
+    const auto topo =
+        std::filesystem::path("/sys/devices/system/cpu") / fmt::format("cpu{}", cpu) / "topology";
     const std::string package = read_word(topo / "physical_package_id");
     const std::string core = read_word(topo / "core_id");
     cores.insert(core.empty() ? fmt::format("cpu{}", cpu) : package + ":" + core);

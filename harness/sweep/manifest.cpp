@@ -1,6 +1,8 @@
 #include "collbench/sweep/manifest.h"
 
 #include <fcntl.h>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -11,30 +13,36 @@
 #include <fstream>
 #include <thread>
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
-
 #include "collbench/error.h"
 
 namespace collbench::sweep {
 
-nlohmann::json manifest_schema_tag() { return {{"name", "collbench-sweep-manifest"}, {"version", 1}}; }
+nlohmann::json manifest_schema_tag() {
+  return {{"name", "collbench-sweep-manifest"}, {"version", 1}};
+}
 
 std::string_view name(RunRecord::State state) {
   switch (state) {
-    case RunRecord::State::kNone: return "unsubmitted";
-    case RunRecord::State::kSubmitted: return "submitted";
-    case RunRecord::State::kStarted: return "started";
-    case RunRecord::State::kCollected: return "collected";
-    case RunRecord::State::kFailed: return "failed";
+    case RunRecord::State::kNone:
+      return "unsubmitted";
+    case RunRecord::State::kSubmitted:
+      return "submitted";
+    case RunRecord::State::kStarted:
+      return "started";
+    case RunRecord::State::kCollected:
+      return "collected";
+    case RunRecord::State::kFailed:
+      return "failed";
   }
   return "?";
 }
 
 std::string utc_now() {
   const auto now = std::chrono::system_clock::now();
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(now)), ms);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(now)), ms);
 }
 
 ManifestLock::ManifestLock(ManifestLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
@@ -51,15 +59,18 @@ ManifestLock Manifest::lock(double timeout_s, const std::function<void()>& on_wa
   if (fd < 0) throw_runtime("cannot open manifest {}: {}", path_.string(), std::strerror(errno));
   ManifestLock lock(fd);
   if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return lock;
-  if (errno != EWOULDBLOCK) throw_runtime("cannot lock {}: {}", path_.string(), std::strerror(errno));
+  if (errno != EWOULDBLOCK)
+    throw_runtime("cannot lock {}: {}", path_.string(), std::strerror(errno));
   if (on_wait) on_wait();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return lock;
   }
-  throw_runtime("{} is locked by another collbench-sweep (still after {:.0f} s); wait for it to "
-                "finish, or find it with `fuser {}`", path_.string(), timeout_s, path_.string());
+  throw_runtime(
+      "{} is locked by another collbench-sweep (still after {:.0f} s); wait for it to "
+      "finish, or find it with `fuser {}`",
+      path_.string(), timeout_s, path_.string());
 }
 
 std::vector<nlohmann::json> Manifest::events() const {
@@ -83,8 +94,10 @@ std::vector<nlohmann::json> Manifest::events() const {
     } catch (const nlohmann::json::exception&) {
       // A crash mid-append leaves a cut last line; the event it held did not happen.
       if (i + 1 == lines.size() && !last_complete) break;
-      throw_runtime("{}:{}: not a JSON line; the manifest was edited or damaged: fix or delete "
-                    "that line", path_.string(), i + 1);
+      throw_runtime(
+          "{}:{}: not a JSON line; the manifest was edited or damaged: fix or delete "
+          "that line",
+          path_.string(), i + 1);
     }
   }
   return out;
@@ -123,7 +136,8 @@ std::map<std::string, RunRecord> Manifest::runs() const { return fold_events(eve
 void Manifest::append(nlohmann::json event) const {
   event["schema"] = manifest_schema_tag();
   if (!event.contains("time")) event["time"] = utc_now();
-  const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string line =
+      event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw_runtime("cannot open manifest {}: {}", path_.string(), std::strerror(errno));
   // One write per event: O_APPEND makes it land whole at the end even with other writers.

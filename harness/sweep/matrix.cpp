@@ -32,7 +32,8 @@ std::vector<RunSpec> expand_matrix(const Campaign& campaign, Where where) {
             r.sbatch_args = campaign.sbatch_args;
             r.sbatch_args.insert(r.sbatch_args.end(), p.sbatch_args.begin(), p.sbatch_args.end());
             r.sbatch_args.insert(r.sbatch_args.end(), v.sbatch_args.begin(), v.sbatch_args.end());
-            r.name = fmt::format("{}-n{}x{}-{}-r{}", r.partition_label, nodes, tasks, v.name, repeat);
+            r.name =
+                fmt::format("{}-n{}x{}-{}-r{}", r.partition_label, nodes, tasks, v.name, repeat);
             runs.push_back(std::move(r));
           }
         }
@@ -67,7 +68,8 @@ std::string expand_job_pattern(const std::string& pattern, const std::string& jo
 }
 
 CampaignPaths campaign_paths(const Campaign& campaign, const std::filesystem::path& results_root) {
-  const std::filesystem::path root = results_root.empty() ? std::filesystem::path(campaign.output) : results_root;
+  const std::filesystem::path root =
+      results_root.empty() ? std::filesystem::path(campaign.output) : results_root;
   return CampaignPaths{std::filesystem::absolute(root / campaign.name).lexically_normal()};
 }
 

@@ -1,6 +1,7 @@
 #include "collbench/sweep/process.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -12,8 +13,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "collbench/error.h"
 
@@ -91,9 +90,10 @@ std::optional<std::filesystem::path> find_program(const std::string& name) {
   std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
   while (true) {
     const auto colon = dirs.find(':');
-    std::string dir(dirs.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    const auto candidate = std::filesystem::path(dir) / name;
+    // An empty PATH entry means the current directory.
+    const std::string_view dir = dirs.substr(0, colon);
+    const auto candidate =
+        (dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir)) / name;
     if (is_executable(candidate)) return candidate;
     if (colon == std::string_view::npos) break;
     dirs.remove_prefix(colon + 1);
@@ -176,8 +176,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   bool term_sent = false;
   Clock::time_point term_time{};
   auto kill_child = [&](int sig) {
-    if (spec.new_process_group) ::kill(-pid, sig);
-    else ::kill(pid, sig);
+    if (spec.new_process_group)
+      ::kill(-pid, sig);
+    else
+      ::kill(pid, sig);
   };
 
   // Drain both pipes (a child blocked on a full pipe would never exit) and watch the clock.
@@ -215,7 +217,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
       term_time = Clock::now();
       kill_child(SIGTERM);
     }
-    if (term_sent && std::chrono::duration<double>(Clock::now() - term_time).count() > spec.grace_s) {
+    if (term_sent &&
+        std::chrono::duration<double>(Clock::now() - term_time).count() > spec.grace_s) {
       kill_child(SIGKILL);
     }
   }

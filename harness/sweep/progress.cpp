@@ -1,15 +1,20 @@
 #include "collbench/sweep/progress.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace collbench::sweep {
 
 using Clock = std::chrono::steady_clock;
 
 Progress::Progress(std::FILE* out, bool tty, int total, int done)
-    : out_(out), tty_(tty), total_(total), done_(done), start_(Clock::now()), activity_start_(start_) {
+    : out_(out),
+      tty_(tty),
+      total_(total),
+      done_(done),
+      start_(Clock::now()),
+      activity_start_(start_) {
   // On a terminal a ticker redraws the line every second so that the elapsed time and the ETA
   // move while a long run is in progress.
   if (tty_) ticker_ = std::thread([this] { tick(); });
@@ -45,8 +50,9 @@ std::string Progress::status_line() {
   std::string line = fmt::format("[{}/{}] {:3d}% · {} · elapsed {}", done_, total_, percent, eta,
                                  format_duration(elapsed));
   if (!activity_.empty()) {
-    line += fmt::format(" · {} ({})", activity_,
-                        format_duration(std::chrono::duration<double>(Clock::now() - activity_start_).count()));
+    line += fmt::format(
+        " · {} ({})", activity_,
+        format_duration(std::chrono::duration<double>(Clock::now() - activity_start_).count()));
   }
   return line;
 }

@@ -1,10 +1,10 @@
 #include "collbench/sweep/slurm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "collbench/error.h"
 #include "collbench/sweep/process.h"
@@ -30,8 +30,10 @@ std::string one_line(std::string s) {
 
 void require(const std::string& program, const std::string& purpose) {
   if (!find_program(program)) {
-    throw_runtime("{} not found on PATH, so {}; run on a Slurm login node (or load the Slurm "
-                  "module), or use `collbench-sweep run --local` without Slurm", program, purpose);
+    throw_runtime(
+        "{} not found on PATH, so {}; run on a Slurm login node (or load the Slurm "
+        "module), or use `collbench-sweep run --local` without Slurm",
+        program, purpose);
   }
 }
 
@@ -45,13 +47,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }  // namespace
 
 JobPhase phase_of(const std::string& state) {
-  static const std::vector<std::string> kWaiting{"PENDING", "REQUEUED", "REQUEUE_HOLD",
+  static const std::vector<std::string> kWaiting{"PENDING",     "REQUEUED",      "REQUEUE_HOLD",
                                                  "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED",
                                                  "CONFIGURING", "RESIZING"};
   static const std::vector<std::string> kRunning{"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING",
                                                  "STOPPED"};
-  if (std::find(kWaiting.begin(), kWaiting.end(), state) != kWaiting.end()) return JobPhase::kWaiting;
-  if (std::find(kRunning.begin(), kRunning.end(), state) != kRunning.end()) return JobPhase::kRunning;
+  if (std::find(kWaiting.begin(), kWaiting.end(), state) != kWaiting.end())
+    return JobPhase::kWaiting;
+  if (std::find(kRunning.begin(), kRunning.end(), state) != kRunning.end())
+    return JobPhase::kRunning;
   return JobPhase::kEnded;
 }
 
@@ -62,7 +66,8 @@ std::string Slurm::submit(const std::vector<std::string>& argv, const std::vecto
   const auto r = run_process(spec);
   if (!r.ok()) {
     const std::string why = one_line(r.err.empty() ? r.out : r.err);
-    throw_runtime("sbatch rejected {} ({}): {}", what, r.describe(), why.empty() ? "no message" : why);
+    throw_runtime("sbatch rejected {} ({}): {}", what, r.describe(),
+                  why.empty() ? "no message" : why);
   }
   // --parsable prints "jobid" or "jobid;cluster".
   std::string id = trim(r.out.substr(0, r.out.find_first_of(";\n")));
@@ -70,8 +75,9 @@ std::string Slurm::submit(const std::vector<std::string>& argv, const std::vecto
     return std::isdigit(static_cast<unsigned char>(c)) || c == '_';
   });
   if (!numeric) {
-    throw_runtime("sbatch accepted {} but printed no job id (stdout: '{}'); check the sbatch on PATH",
-                  what, one_line(r.out));
+    throw_runtime(
+        "sbatch accepted {} but printed no job id (stdout: '{}'); check the sbatch on PATH", what,
+        one_line(r.out));
   }
   return id;
 }
@@ -83,10 +89,15 @@ std::map<std::string, JobState> Slurm::query(const std::vector<std::string>& ids
   constexpr std::size_t kChunk = 200;
   for (std::size_t begin = 0; begin < ids.size(); begin += kChunk) {
     std::string list;
-    for (std::size_t i = begin; i < std::min(ids.size(), begin + kChunk); ++i) list += (list.empty() ? "" : ",") + ids[i];
+    for (std::size_t i = begin; i < std::min(ids.size(), begin + kChunk); ++i)
+      list.append(list.empty() ? "" : ",").append(ids[i]);
     // -t all keeps jobs that ended but are still in the controller's memory (MinJobAge).
-    const auto r = run_process({{"squeue", "-h", "-t", "all", "-j", list, "-o", "%i|%T|%M|%N|%r"},
-                                std::nullopt, std::nullopt, kCommandTimeoutS});
+    // -r: one line per array task (pending tasks are otherwise folded into "id_[0-3]").
+    const auto r =
+        run_process({{"squeue", "-h", "-r", "-t", "all", "-j", list, "-o", "%i|%T|%M|%N|%r"},
+                     std::nullopt,
+                     std::nullopt,
+                     kCommandTimeoutS});
     if (!r.ok()) {
       // squeue fails when none of the ids is known any more: that is an answer, not an error.
       if (r.err.find("Invalid job id") != std::string::npos) continue;
@@ -106,9 +117,12 @@ std::map<std::string, JobState> Slurm::query(const std::vector<std::string>& ids
   }
   if (!missing.empty() && find_program("sacct")) {
     std::string list;
-    for (const auto& id : missing) list += (list.empty() ? "" : ",") + id;
-    const auto r = run_process({{"sacct", "-X", "-n", "-P", "-j", list, "-o", "JobID,State,ExitCode,Elapsed,NodeList"},
-                                std::nullopt, std::nullopt, kCommandTimeoutS});
+    for (const auto& id : missing) list.append(list.empty() ? "" : ",").append(id);
+    const auto r = run_process(
+        {{"sacct", "-X", "-n", "-P", "-j", list, "-o", "JobID,State,ExitCode,Elapsed,NodeList"},
+         std::nullopt,
+         std::nullopt,
+         kCommandTimeoutS});
     if (r.ok()) {
       std::istringstream lines(r.out);
       for (std::string line; std::getline(lines, line);) {
@@ -118,7 +132,9 @@ std::map<std::string, JobState> Slurm::query(const std::vector<std::string>& ids
         int code = 0;
         const std::string& ec = f[2];
         const auto colon = ec.find(':');
-        if (std::from_chars(ec.data(), ec.data() + (colon == std::string::npos ? ec.size() : colon), code).ec == std::errc()) {
+        if (std::from_chars(ec.data(), ec.data() + (colon == std::string::npos ? ec.size() : colon),
+                            code)
+                .ec == std::errc()) {
           s.exit_code = code;
         }
         out[s.id] = s;
@@ -128,7 +144,8 @@ std::map<std::string, JobState> Slurm::query(const std::vector<std::string>& ids
   return out;
 }
 
-std::optional<PartitionLimits> parse_partition_limits(const std::string& text, const std::string& name) {
+std::optional<PartitionLimits> parse_partition_limits(const std::string& text,
+                                                      const std::string& name) {
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     std::map<std::string, std::string> fields;
@@ -144,11 +161,13 @@ std::optional<PartitionLimits> parse_partition_limits(const std::string& text, c
     limits.name = fields["PartitionName"];
     int total = 0;
     const auto& t = fields["TotalNodes"];
-    if (std::from_chars(t.data(), t.data() + t.size(), total).ec != std::errc()) return std::nullopt;
+    if (std::from_chars(t.data(), t.data() + t.size(), total).ec != std::errc())
+      return std::nullopt;
     limits.total_nodes = total;
     const auto& m = fields["MaxNodes"];
     int max = 0;
-    if (!m.empty() && m != "UNLIMITED" && std::from_chars(m.data(), m.data() + m.size(), max).ec == std::errc()) {
+    if (!m.empty() && m != "UNLIMITED" &&
+        std::from_chars(m.data(), m.data() + m.size(), max).ec == std::errc()) {
       limits.max_nodes = max;
     }
     return limits;
@@ -163,7 +182,8 @@ std::optional<PartitionLimits> Slurm::partition(const std::string& name) const {
   argv.push_back("-o");
   const auto r = run_process({argv, std::nullopt, std::nullopt, 30});
   if (!r.ok()) {
-    if (!name.empty() && r.err.find("not found") != std::string::npos) {
+    // "Partition gpu not found" (on stdout in Slurm 22.05).
+    if (!name.empty() && (r.out + r.err).find("not found") != std::string::npos) {
       PartitionLimits unknown;
       unknown.name = name;
       unknown.exists = false;

@@ -55,7 +55,7 @@ class Cluster:
 
     SUBNET = "10.77.0"
 
-    def __init__(self, hosts=4, cpus=2, partitions=None, node_weights=None):
+    def __init__(self, hosts=4, cpus=2, partitions=None, node_weights=None, gres_line=None):
         self.nhosts = hosts
         self.cpus = cpus
         self.prefix = f"cb{secrets.token_hex(3)}"
@@ -63,6 +63,10 @@ class Cluster:
         # Extra partitions, name -> node list expression; "all" (every host) is the default.
         self.partitions = partitions or {}
         self.node_weights = node_weights or {}
+        # Two countable "GPUs" per host so that --gpus-per-node works as on a GPU cluster (Slurm
+        # sets SLURM_GPUS_PER_NODE and CUDA_VISIBLE_DEVICES). Slurm drops GPUs without device
+        # files; /dev/null and /dev/zero stand in, and nothing opens them (task/none, no cgroups).
+        self.gres_line = gres_line if gres_line is not None else "Name=gpu File=/dev/null,/dev/zero"
         self.dir = tempfile.mkdtemp(prefix=f"collbench-{self.prefix}-")
         os.chmod(self.dir, 0o755)
         self.conf = os.path.join(self.dir, "slurm.conf")
@@ -73,7 +77,11 @@ class Cluster:
         self.env["SLURM_CONF"] = self.conf
         self.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
         self.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+        # Every "host" claims 2 CPUs but all share the machine's few cores: ranks must yield
+        # while they wait instead of spinning through their time slice.
+        self.env["OMPI_MCA_mpi_yield_when_idle"] = "1"
         self.ns_inodes = set()
+        self.daemon_flags = []
 
     # --- lifecycle -------------------------------------------------------------------------
     def __enter__(self):
@@ -151,7 +159,7 @@ class Cluster:
         for n in self.names:
             w = self.node_weights.get(n, 1)
             node_lines.append(f"NodeName={n} CPUs={self.cpus} RealMemory=2000 Weight={w} "
-                              "State=UNKNOWN")
+                              "Gres=gpu:2 State=UNKNOWN")
         parts = [f"PartitionName=all Nodes={nodes} Default=YES MaxTime=INFINITE State=UP"]
         for name, expr in self.partitions.items():
             parts.append(f"PartitionName={name} Nodes={expr} MaxTime=INFINITE State=UP")
@@ -181,6 +189,7 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc={d}/jobcomp.txt
 KillWait=2
+GresTypes=gpu
 MessageTimeout=10
 InactiveLimit=0
 {chr(10).join(node_lines)}
@@ -188,12 +197,14 @@ InactiveLimit=0
 """
         with open(self.conf, "w") as f:
             f.write(conf)
-        ctld = self.popen_on(1, ["slurmctld", "-D", "-i"], log="slurmctld.out")
+        with open(os.path.join(d, "gres.conf"), "w") as f:
+            f.write(f"NodeName=node[1-{self.nhosts}] {self.gres_line}\n")
+        ctld = self.popen_on(1, ["slurmctld", "-D", "-i"] + self.daemon_flags, log="slurmctld.out")
         self.daemons.append(("slurmctld", ctld))
         self._wait(lambda: self.on(1, ["scontrol", "ping"], check=False).returncode == 0, 20,
                    "slurmctld to answer")
         for i, n in enumerate(self.names, start=1):
-            p = self.popen_on(i, ["slurmd", "-D", "-N", n], log=f"slurmd-{n}.out")
+            p = self.popen_on(i, ["slurmd", "-D", "-N", n] + self.daemon_flags, log=f"slurmd-{n}.out")
             self.daemons.append((f"slurmd {n}", p))
 
         def all_idle():
@@ -226,6 +237,10 @@ InactiveLimit=0
         for ns in reversed(self.netns):
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
         self.netns = []
+        if os.environ.get("COLLBENCH_KEEP_CLUSTER"):
+            self.log(f"kept {self.dir} (COLLBENCH_KEEP_CLUSTER is set)")
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     def _kill_namespace_processes(self):
         """Job steps, ranks and scripts that slurmd forked still live in the hosts' namespaces."""
@@ -270,14 +285,17 @@ InactiveLimit=0
         return r
 
     def popen_on(self, host, argv, env=None, log=None, **kw):
+        """Starts argv on host in the background; its output goes to log/<log> (or nowhere)."""
         e = dict(self.env)
         if env:
             e.update(env)
-        out = subprocess.DEVNULL
-        if log:
-            out = open(os.path.join(self.dir, "log", log), "w")
-        return subprocess.Popen(self._wrap(host, argv), env=e, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, **kw)
+        out = open(os.path.join(self.dir, "log", log), "w") if log else subprocess.DEVNULL
+        try:
+            return subprocess.Popen(self._wrap(host, argv), env=e, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True, **kw)
+        finally:
+            if log:
+                out.close()  # the child has its own descriptor
 
     # --- shaping -----------------------------------------------------------------------------
     def shape(self, host, rate="100mbit"):

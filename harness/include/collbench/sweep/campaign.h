@@ -112,11 +112,12 @@ struct CampaignRules {
 Campaign load_campaign(const std::filesystem::path& file, const CampaignRules& rules);
 
 /// The same from text (`file` names it in messages).
-Campaign parse_campaign(const std::string& text, const std::string& file, const CampaignRules& rules);
+Campaign parse_campaign(const std::string& text, const std::string& file,
+                        const CampaignRules& rules);
 
 /// Limits of a Slurm partition.
 struct PartitionLimits {
-  std::string name;   ///< the partition's real name (the default partition's, when asked for "")
+  std::string name;  ///< the partition's real name (the default partition's, when asked for "")
   int total_nodes = 0;
   std::optional<int> max_nodes;  ///< MaxNodes; nullopt when UNLIMITED
   bool exists = true;            ///< false: Slurm has no partition of that name
@@ -133,6 +134,7 @@ void check_partition_limits(
 std::optional<double> parse_slurm_time(const std::string& text);
 
 /// The closest of `candidates` to `word` when it is a plausible typo (for "did you mean").
-std::optional<std::string> closest_word(const std::string& word, const std::vector<std::string>& candidates);
+std::optional<std::string> closest_word(const std::string& word,
+                                        const std::vector<std::string>& candidates);
 
 }  // namespace collbench::sweep

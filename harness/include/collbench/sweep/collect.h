@@ -3,11 +3,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/sweep/slurm.h"
 
@@ -40,19 +39,21 @@ Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files)
 /// "preempted"), or "" when there is none.
 std::string failure_from_output(std::string_view output);
 
-/// What collbench's exit status means ("wrong results", "bad usage", "runtime failure", ...).
-std::string describe_collbench_exit(int status);
-
 /// What a results file holds.
 struct ResultsSummary {
   std::size_t contexts = 0;
   std::size_t results = 0;
-  std::uint64_t wrong = 0;     ///< mismatched elements over all result rows
-  std::size_t bad_lines = 0;   ///< lines that are not JSON (a row cut short by a crash)
+  std::uint64_t wrong = 0;    ///< mismatched elements over all result rows
+  std::size_t bad_lines = 0;  ///< lines that are not JSON (a row cut short by a crash)
 };
 
 /// Reads a JSONL results file (nullopt when it does not exist).
 std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jsonl);
+
+/// Why a run with this non-zero exit status failed, starting with "wrong results:" when the
+/// results hold mismatches (collbench's exit status 1) and "non-zero exit:" otherwise (an exit
+/// status 1 without mismatches comes from the launcher, not from verification).
+std::string describe_failed_exit(int status, const std::optional<ResultsSummary>& results);
 
 /// Copies `raw` to `dest` adding `labels` to every record (context and result); lines that are
 /// not JSON are dropped and counted. Writes a temporary file and renames it, so `dest` is either

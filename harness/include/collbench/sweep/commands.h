@@ -14,14 +14,14 @@ namespace collbench::sweep {
 struct SweepSettings {
   std::filesystem::path campaign_file;
   CampaignRules rules;
-  std::filesystem::path results_root;     ///< empty: the campaign's `output`
-  std::filesystem::path collbench;        ///< empty: campaign's `collbench`, else next to this program
+  std::filesystem::path results_root;  ///< empty: the campaign's `output`
+  std::filesystem::path collbench;     ///< empty: campaign's `collbench`, else next to this program
   std::filesystem::path sbatch_template;  ///< empty: slurm/collbench.sbatch of this checkout
   std::filesystem::path program_dir;      ///< the directory of collbench-sweep (for defaults)
   std::string mpirun = "mpirun";
-  bool local = false;          ///< the local matrix (run --local, plan --local, status --local)
+  bool local = false;  ///< the local matrix (run --local, plan --local, status --local)
   std::FILE* out = stdout;
-  bool tty = false;            ///< out is a terminal: progress redraws one line
+  bool tty = false;  ///< out is a terminal: progress redraws one line
   double lock_timeout_s = 600;
 };
 
@@ -54,6 +54,7 @@ int collect(const SweepSettings& settings);
 /// Runs the matrix through local mpirun, collecting as it goes.
 int run_local(const SweepSettings& settings, const LocalSettings& local);
 /// submit, wait and collect.
-int run_slurm(const SweepSettings& settings, const SubmitSettings& submit, const WaitSettings& wait);
+int run_slurm(const SweepSettings& settings, const SubmitSettings& submit,
+              const WaitSettings& wait);
 
 }  // namespace collbench::sweep

@@ -35,7 +35,8 @@ EnvSettings decode_env_file(std::string_view bytes, std::string_view source = "e
 
 /// `base` ("NAME=value" strings) with the settings applied in order: later settings win, unset
 /// removes.
-std::vector<std::string> apply_env(const std::vector<std::string>& base, const EnvSettings& settings);
+std::vector<std::string> apply_env(const std::vector<std::string>& base,
+                                   const EnvSettings& settings);
 
 /// `text` quoted for a POSIX shell so that pasting it reproduces the bytes: plain words stay as
 /// they are, others go in single quotes, control characters in $'...'. For display only: the

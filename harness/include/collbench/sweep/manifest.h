@@ -7,11 +7,10 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace collbench::sweep {
 
@@ -29,9 +28,9 @@ struct RunRecord {
     kFailed,     ///< failed; `reason` says why
   };
   State state = State::kNone;
-  std::string job_id;  ///< Slurm job id of the latest submission
-  int attempts = 0;    ///< submissions and local starts so far
-  std::string reason;  ///< why it failed
+  std::string job_id;   ///< Slurm job id of the latest submission
+  int attempts = 0;     ///< submissions and local starts so far
+  std::string reason;   ///< why it failed
   nlohmann::json last;  ///< the latest event
 };
 

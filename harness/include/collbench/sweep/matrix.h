@@ -3,10 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/sweep/campaign.h"
 
@@ -17,7 +16,7 @@ enum class Where { kSlurm, kLocal };
 
 /// One run: one collbench job.
 struct RunSpec {
-  std::string name;             ///< unique in the campaign: <partition>-n<nodes>x<tasks>-<variant>-r<repeat>
+  std::string name;  ///< unique in the campaign: <partition>-n<nodes>x<tasks>-<variant>-r<repeat>
   std::string partition;        ///< Slurm partition ("" = the default one); "local" for local runs
   std::string partition_label;  ///< the label ("default" for the default partition)
   std::string instance_type;

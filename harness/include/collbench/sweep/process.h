@@ -11,6 +11,17 @@ namespace collbench::sweep {
 
 /// What to run and how.
 struct ProcessSpec {
+  ProcessSpec() = default;
+  ProcessSpec(std::vector<std::string> argv_in,
+              std::optional<std::vector<std::string>> env_in = std::nullopt,
+              std::optional<std::filesystem::path> output_file_in = std::nullopt,
+              double timeout_s_in = 0, double grace_s_in = 5)
+      : argv(std::move(argv_in)),
+        env(std::move(env_in)),
+        output_file(std::move(output_file_in)),
+        timeout_s(timeout_s_in),
+        grace_s(grace_s_in) {}
+
   std::vector<std::string> argv;  ///< argv[0] is looked up on PATH when it has no '/'
   /// The complete environment ("NAME=value" strings); nullopt inherits this process's.
   std::optional<std::vector<std::string>> env;

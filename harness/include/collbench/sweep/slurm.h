@@ -14,10 +14,10 @@ namespace collbench::sweep {
 /// What Slurm says about one job.
 struct JobState {
   std::string id;
-  std::string state;    ///< PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
-  std::string elapsed;  ///< as squeue prints it
-  std::string nodes;    ///< node list
-  std::string reason;   ///< why pending
+  std::string state;             ///< PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
+  std::string elapsed;           ///< as squeue prints it
+  std::string nodes;             ///< node list
+  std::string reason;            ///< why pending
   std::optional<int> exit_code;  ///< from sacct, when known
 };
 

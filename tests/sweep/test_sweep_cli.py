@@ -1,0 +1,423 @@
+#!/usr/bin/python3
+"""collbench-sweep from the command line: local runs through real mpirun, and submission through
+stand-in sbatch/squeue programs (the real Slurm cluster is in tests/slurm and tests/cluster).
+
+Environment (set by CTest): COLLBENCH, COLLBENCH_SWEEP, COLLBENCH_SOURCE_DIR, COLLBENCH_SCHEMA.
+Run one test: test_sweep_cli.py Local.test_runs_collects_labels_and_resumes
+"""
+
+import json
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+
+SWEEP = os.environ.get("COLLBENCH_SWEEP", "build/collbench-sweep")
+COLLBENCH = os.environ.get("COLLBENCH", "build/collbench")
+SOURCE = os.environ.get("COLLBENCH_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
+SCHEMA = os.environ.get("COLLBENCH_SCHEMA", os.path.join(SOURCE, "results/schema/collbench-results.schema.json"))
+
+# UTF-8 text (collbench records the environment as JSON text) full of shell traps.
+NASTY = ("  two  spaces 'single' \"double\" $(touch {marker}) `touch {marker}` ; touch {marker} & | "
+         "> out < in \\ back\\slash\nsecond line\ttab $HOME ${{PATH}} !! * ? ~ # ü€ end\n")
+
+
+def sweep(*args, env=None, cwd=None, timeout=300, path=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    if path is not None:
+        e["PATH"] = path
+    return subprocess.run([SWEEP, *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=timeout)
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def manifest(results, campaign):
+    path = os.path.join(results, campaign, "manifest.jsonl")
+    return read_jsonl(path) if os.path.exists(path) else []
+
+
+class Temp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="collbench-sweep-cli-")
+        self.results = os.path.join(self.dir, "results")
+        self.marker = os.path.join(self.dir, "MARKER")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def local_campaign(self, extra_variants=()):
+        value = json.dumps(NASTY.format(marker=self.marker))
+        variants = [("probe", f'{{COLLBENCH_PROBE: {value}, NCCL_SOMETHING: "a;b"}}'),
+                    ("tcp", '{OMPI_MCA_btl: "self,tcp"}'), *extra_variants]
+        lines = ["campaign: cli", "tests: [all_reduce, sendrecv]", "backend: mpi",
+                 "sizes: {min: 8, max: 4K, factor: 8}", "iters: 3", "warmup: 1", "timeout: 60",
+                 "nodes: [1]", "tasks_per_node: [2]", 'time_limit: "5"', "variants:"]
+        lines += [f"  - {{name: {name}, env: {env}}}" for name, env in variants]
+        return self.write("local.yaml", "\n".join(lines) + "\n")
+
+
+class Local(Temp):
+    def test_runs_collects_labels_and_resumes(self):
+        camp = self.local_campaign()
+        r = sweep("run", "--local", camp, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        root = os.path.join(self.results, "cli")
+        runs = {"local-n1x2-probe-r0": "probe", "local-n1x2-tcp-r0": "tcp"}
+        schema = None
+        try:
+            import jsonschema
+            with open(SCHEMA) as f:
+                schema = jsonschema.Draft202012Validator(json.load(f))
+        except ImportError:
+            pass
+        for run, variant in runs.items():
+            records = read_jsonl(os.path.join(root, run + ".jsonl"))
+            contexts = [x for x in records if x["record"] == "context"]
+            results = [x for x in records if x["record"] == "result"]
+            self.assertEqual(len(contexts), 1)
+            self.assertGreater(len(results), 0)
+            for x in records:
+                self.assertEqual(x["labels"]["campaign"], "cli")
+                self.assertEqual(x["labels"]["variant"], variant)
+                self.assertEqual(x["labels"]["run"], run)
+                self.assertEqual(x["labels"]["partition"], "local")
+                self.assertEqual(x["labels"]["nodes"], 1)
+                self.assertEqual(x["labels"]["tasks_per_node"], 2)
+                self.assertEqual(x["labels"]["repeat"], 0)
+                self.assertIn("instance_type", x["labels"])
+                if schema:
+                    schema.validate(x)
+            self.assertTrue(all(x["wrong"] == 0 for x in results if x["wrong"] is not None))
+            self.assertEqual(contexts[0]["nranks"], 2)
+        # The variant's values reached collbench byte for byte and nothing in them ran.
+        ctx = read_jsonl(os.path.join(root, "local-n1x2-probe-r0.jsonl"))[0]
+        self.assertEqual(ctx["env"]["COLLBENCH_PROBE"], NASTY.format(marker=self.marker))
+        self.assertEqual(ctx["env"]["NCCL_SOMETHING"], "a;b")
+        self.assertFalse(os.path.exists(self.marker), "an environment value was executed")
+        ctx = read_jsonl(os.path.join(root, "local-n1x2-tcp-r0.jsonl"))[0]
+        self.assertEqual(ctx["env"]["OMPI_MCA_btl"], "self,tcp")
+        self.assertNotIn("COLLBENCH_PROBE", ctx["env"], "one variant's settings leaked into another")
+        # Raw files are not *.jsonl, so readers of results/<campaign>/**/*.jsonl see labelled data only.
+        for base, _, files in os.walk(root):
+            for f in files:
+                if f.endswith(".jsonl") and f != "manifest.jsonl":
+                    self.assertEqual(base, root, f"unlabelled JSONL at {base}/{f}")
+        events = manifest(self.results, "cli")
+        self.assertEqual([e["event"] for e in events], ["started", "collected", "started", "collected"])
+        self.assertTrue(all(e["schema"]["name"] == "collbench-sweep-manifest" for e in events))
+        # Status from the manifest.
+        r = sweep("status", "--local", "--json", camp, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = json.loads(r.stdout)
+        self.assertEqual(st["counts"]["done"], 2)
+        # Running again does nothing: the manifest says both are done.
+        mtime = os.path.getmtime(os.path.join(root, "local-n1x2-tcp-r0.jsonl"))
+        r = sweep("run", "--local", camp, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("0 to do", r.stdout)
+        self.assertEqual(mtime, os.path.getmtime(os.path.join(root, "local-n1x2-tcp-r0.jsonl")))
+        self.assertEqual(len(manifest(self.results, "cli")), 4)
+        # --redo measures again.
+        r = sweep("run", "--local", "--redo", camp, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(len(manifest(self.results, "cli")), 8)
+
+    def test_failed_run_is_recorded_and_retried_only_when_asked(self):
+        camp = self.local_campaign(extra_variants=[("broken", '{OMPI_MCA_btl: "no_such_transport"}')])
+        args = ["--collbench", COLLBENCH, "--results", self.results]
+        r = sweep("run", "--local", camp, *args)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("FAILED local-n1x2-broken-r0: non-zero exit", r.stdout)
+        events = manifest(self.results, "cli")
+        failed = [e for e in events if e["event"] == "failed"]
+        self.assertEqual(len(failed), 1)
+        self.assertEqual(failed[0]["run"], "local-n1x2-broken-r0")
+        self.assertIn("output.log", failed[0]["reason"])
+        self.assertFalse(os.path.exists(os.path.join(self.results, "cli", "local-n1x2-broken-r0.jsonl")))
+        r = sweep("status", "--local", camp, "--results", self.results)
+        self.assertRegex(r.stdout, r"local-n1x2-broken-r0\s+failed\s+-\s+non-zero exit")
+        # Not retried unless asked.
+        r = sweep("run", "--local", camp, *args)
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("1 failed runs skipped: pass --retry-failed", r.stdout)
+        self.assertEqual(len(manifest(self.results, "cli")), len(events))
+        r = sweep("run", "--local", "--retry-failed", camp, *args)
+        self.assertEqual(r.returncode, 3)
+        after = manifest(self.results, "cli")
+        self.assertEqual([e["event"] for e in after[len(events):]], ["started", "failed"])
+        self.assertEqual(after[-1]["attempt"], 2)
+
+    def test_progress_redraws_on_a_terminal_and_prints_lines_on_a_pipe(self):
+        camp = self.local_campaign()
+        args = [SWEEP, "run", "--local", camp, "--collbench", COLLBENCH, "--results", self.results]
+        # On a pipe: plain lines.
+        r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("\r", r.stdout)
+        self.assertIn("[1/2] local-n1x2-probe-r0 (2 ranks): started", r.stdout)
+        self.assertRegex(r.stdout, r"\[1/2\]  50% · ETA \d+:\d\d")
+        # On a terminal: one status line redrawn in place.
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(SWEEP, [SWEEP, "run", "--local", "--redo", camp, "--collbench", COLLBENCH, "--results",
+                             self.results])
+        out = b""
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        text = out.decode(errors="replace")
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0, text)
+        self.assertIn("\r\x1b[K[0/2]   0% · ETA --:--", text)
+        self.assertRegex(text, r"\r\x1b\[K\[1/2\]  50% · ETA \d+:\d\d")
+        self.assertIn("ok     local-n1x2-probe-r0", text)
+
+    def test_demo_campaign_plan(self):
+        # The demo campaign (make demo) for real: every test, 4 ranks, two variants.
+        demo = os.path.join(SOURCE, "slurm/campaigns/local-demo.yaml")
+        r = sweep("plan", "--local", demo, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("mpirun -np 4", r.stdout)
+        r = sweep("run", "--local", demo, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        root = os.path.join(self.results, "demo")
+        tests = set()
+        for run in ["local-n1x4-shm-r0", "local-n1x4-tcp-r0"]:
+            records = read_jsonl(os.path.join(root, run + ".jsonl"))
+            results = [x for x in records if x["record"] == "result"]
+            tests |= {x["test"] for x in results}
+            self.assertTrue(all(x["wrong"] in (0, None) for x in results))
+            self.assertEqual({x["bytes"] for x in results if x["test"] == "all_reduce"},
+                             {8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288})
+            self.assertEqual(records[0]["nranks"], 4)
+        self.assertEqual(len(tests), 10, tests)
+
+
+class FakeSlurm(Temp):
+    """Stand-in sbatch/squeue programs on PATH that record what they are asked."""
+
+    def setUp(self):
+        super().setUp()
+        self.bin = os.path.join(self.dir, "bin")
+        os.makedirs(self.bin)
+        self.log = os.path.join(self.dir, "sbatch.log")
+        self.campaign = self.write("slurm.yaml", """\
+            campaign: fake
+            tests: [all_reduce]
+            backend: mpi
+            nodes: [1, 2]
+            tasks_per_node: 2
+            variants:
+              - {name: a, env: {COLLBENCH_PROBE: "x y"}}
+              - {name: b}
+            repeats: 2
+            """)
+
+    def fake(self, name, body):
+        path = os.path.join(self.bin, name)
+        with open(path, "w") as f:
+            f.write("#!/usr/bin/python3\n" + textwrap.dedent(body))
+        os.chmod(path, 0o755)
+
+    def sbatch_that_accepts(self, delay=0.0):
+        # Assigns increasing job ids under a lock, logs the job name, checks the env file exists.
+        self.fake("sbatch", f"""\
+            import fcntl, os, sys, time
+            time.sleep({delay})
+            name = [a for a in sys.argv if a.startswith("--job-name=")][0].split("=", 1)[1]
+            assert os.path.exists(os.environ["COLLBENCH_ENV_FILE"].replace("%a", "0")), "env file missing"
+            with open({self.log!r}, "a+") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                f.seek(0)
+                n = 100 + len(f.read().splitlines())
+                f.write(name + "\\n")
+            print(n)
+            """)
+
+    def path(self):
+        # Only the stand-ins and the basics: the real Slurm commands must not be found.
+        return self.bin + ":/nonexistent"
+
+
+class Submit(FakeSlurm):
+    def test_two_concurrent_submits_submit_each_run_once(self):
+        self.sbatch_that_accepts(delay=0.1)
+        e = dict(os.environ, PATH=self.path())
+        cmd = [SWEEP, "submit", self.campaign, "--collbench", COLLBENCH, "--results", self.results]
+        first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+        second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+        out1, err1 = first.communicate(timeout=120)
+        out2, err2 = second.communicate(timeout=120)
+        self.assertEqual(first.returncode, 0, out1 + err1)
+        self.assertEqual(second.returncode, 0, out2 + err2)
+        with open(self.log) as f:
+            names = f.read().splitlines()
+        self.assertEqual(len(names), 8, names)
+        self.assertEqual(len(set(names)), 8, f"a run was submitted twice: {names}")
+        submitted = [ev for ev in manifest(self.results, "fake") if ev["event"] == "submitted"]
+        self.assertEqual(sorted(ev["run"] for ev in submitted), sorted(n.split(".", 1)[1] for n in names))
+        self.assertEqual(len({ev["job_id"] for ev in submitted}), 8)
+        # One of them waited for the other and then found everything submitted.
+        both = out1 + out2
+        self.assertIn("8 already submitted", both)
+        self.assertIn("waiting for another collbench-sweep", both)
+
+    def test_missing_sbatch_exits_3_and_leaves_the_manifest(self):
+        r = sweep("submit", self.campaign, "--collbench", COLLBENCH, "--results", self.results, path=self.path())
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("sbatch not found on PATH", r.stdout + r.stderr)
+        self.assertEqual([e for e in manifest(self.results, "fake") if e["event"] == "submitted"], [])
+
+    def test_missing_squeue_exits_3(self):
+        self.sbatch_that_accepts()
+        args = [self.campaign, "--collbench", COLLBENCH, "--results", self.results]
+        self.assertEqual(sweep("submit", *args, path=self.path()).returncode, 0)
+        for sub in ("status", "wait", "collect"):
+            r = sweep(sub, *args, path=self.path())
+            self.assertEqual(r.returncode, 3, f"{sub}: {r.stdout}{r.stderr}")
+            self.assertIn("squeue not found on PATH", r.stderr)
+        self.assertEqual({e["event"] for e in manifest(self.results, "fake")}, {"submitted"})
+
+    def test_sbatch_rejection_exits_3_and_leaves_the_manifest(self):
+        # Accepts the first two submissions, then refuses.
+        self.fake("sbatch", f"""\
+            import sys
+            with open({self.log!r}, "a+") as f:
+                f.seek(0)
+                n = len(f.read().splitlines())
+                f.write("x\\n")
+            if n >= 2:
+                sys.stderr.write("sbatch: error: Batch job submission failed: Invalid partition name specified\\n")
+                sys.exit(1)
+            print(500 + n)
+            """)
+        r = sweep("submit", self.campaign, "--collbench", COLLBENCH, "--results", self.results, path=self.path())
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("sbatch rejected default-n2x2-a-r0", r.stdout + r.stderr)
+        self.assertIn("Invalid partition name specified", r.stdout + r.stderr)
+        submitted = [e for e in manifest(self.results, "fake") if e["event"] == "submitted"]
+        self.assertEqual([e["job_id"] for e in submitted], ["500", "501"], "only accepted runs are recorded")
+
+    def test_dry_run_touches_nothing(self):
+        r = sweep("submit", "--dry-run", self.campaign, "--collbench", COLLBENCH, "--results", self.results,
+                  path=self.path())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count("would submit"), 8)
+        self.assertIn("COLLBENCH_ENV_FILE=", r.stdout)
+        self.assertFalse(os.path.exists(self.results))
+        r = sweep("submit", "--dry-run", "--array", self.campaign, "--collbench", COLLBENCH, "--results",
+                  self.results, path=self.path())
+        self.assertEqual(r.stdout.count("would submit"), 4, r.stdout)
+        self.assertIn("--array=0,1", r.stdout)
+
+    def test_resubmits_failed_runs_only_when_asked(self):
+        self.sbatch_that_accepts()
+        # squeue no longer knows any job (as after MinJobAge): the job's files decide.
+        self.fake("squeue", """\
+            import sys
+            sys.stderr.write("slurm_load_jobs error: Invalid job id specified\\n")
+            sys.exit(1)
+            """)
+        args = [self.campaign, "--collbench", COLLBENCH, "--results", self.results]
+        r = sweep("submit", *args, path=self.path())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        events = manifest(self.results, "fake")
+        # Pretend the jobs ran: one was cancelled, the others finished well.
+        for e in events:
+            job_dir = os.path.dirname(e["raw_jsonl"])
+            os.makedirs(job_dir, exist_ok=True)
+            if e["run"] == "default-n2x2-a-r1":
+                with open(e["output"], "w") as f:
+                    f.write(f"slurmstepd: error: *** JOB {e['job_id']} ON node1 CANCELLED AT 2024-01-01T00:00:00 ***\n")
+                continue
+            with open(e["output"], "w") as f:
+                f.write("# collbench exited with status 0\n")
+            with open(os.path.join(job_dir, "exit_status"), "w") as f:
+                f.write("0\n")
+            with open(e["raw_jsonl"], "w") as f:
+                f.write(json.dumps({"record": "context", "run_id": "0" * 16}) + "\n")
+                f.write(json.dumps({"record": "result", "run_id": "0" * 16, "wrong": 0}) + "\n")
+        r = sweep("status", "--json", *args, path=self.path())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = json.loads(r.stdout)
+        self.assertEqual(st["counts"]["done"], 7)
+        self.assertEqual(st["counts"]["failed"], 1)
+        bad = [x for x in st["runs"] if x["state"] == "failed"][0]
+        self.assertEqual(bad["run"], "default-n2x2-a-r1")
+        self.assertTrue(bad["detail"].startswith("cancelled:"), bad)
+        # Without --retry-failed, submit leaves the failed run alone.
+        r = sweep("submit", *args, path=self.path())
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("8 already submitted", r.stdout)
+        r = sweep("collect", *args, path=self.path())
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("failed default-n2x2-a-r1", r.stdout)
+        self.assertIn("cancelled", r.stdout)
+        collected = [e for e in manifest(self.results, "fake") if e["event"] == "collected"]
+        self.assertEqual(len(collected), 7)
+        labelled = read_jsonl(os.path.join(self.results, "fake", "default-n1x2-a-r0.jsonl"))
+        self.assertEqual(labelled[1]["labels"]["variant"], "a")
+        r = sweep("submit", *args, path=self.path())
+        self.assertIn("1 failed skipped (pass --retry-failed", r.stdout)
+        with open(self.log) as f:
+            self.assertEqual(len(f.read().splitlines()), 8)
+        r = sweep("submit", "--retry-failed", *args, path=self.path())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("submitted default-n2x2-a-r1 as job 108", r.stdout)
+        with open(self.log) as f:
+            self.assertEqual(len(f.read().splitlines()), 9)
+
+
+class BadInput(Temp):
+    def test_campaign_errors_exit_2_with_position(self):
+        cases = [
+            ("campaign: t\ntests: [all_reduce]\nnode: [2]\n", "c.yaml:3:1: unknown key 'node' in the campaign; did you mean 'nodes'?"),
+            ("campaign: t\ntests: [all_reduce]\nnodes: []\n", "c.yaml:3:8: 'nodes' is empty"),
+            ("campaign: t\ntests: [all_reduce]\nnodes: [2]\nsizes: {min: 8, max: 2X}\n", "c.yaml:4:22: sizes.max '2X' is not a size"),
+            ("campaign: t\ntests: [all_reduce]\nnodes: [2]\nvariants: [{name: a}, {name: a}]\n", "variant 'a' is defined twice"),
+            ("campaign: t\ntests: [all_reduce]\nnodes: [2]\nargs: [--pairs, some]\n", "c.yaml:4:7: collbench rejects the options"),
+        ]
+        for text, expect in cases:
+            path = os.path.join(self.dir, "c.yaml")
+            with open(path, "w") as f:
+                f.write(text)
+            for sub in (["plan"], ["submit", "--dry-run"], ["run", "--local"], ["status"]):
+                r = sweep(*sub, "c.yaml", cwd=self.dir)
+                self.assertEqual(r.returncode, 2, f"{sub} {text!r}: {r.stderr}")
+                self.assertIn(expect, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        r = sweep("plan", "missing.yaml", cwd=self.dir)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cannot read campaign file missing.yaml", r.stderr)
+        r = sweep("frobnicate", cwd=self.dir)
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], *sys.argv[1:]], verbosity=2)
