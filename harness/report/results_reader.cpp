@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -1060,6 +1061,18 @@ class Reader {
 
 }  // namespace
 
+namespace {
+
+/// True when the file's first line is a collbench-sweep manifest record.
+bool is_sweep_manifest(const fs::path& path) {
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  return first.find("\"collbench-sweep-manifest\"") != std::string::npos;
+}
+
+}  // namespace
+
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
   std::vector<InputFile> files;
   std::set<std::string> seen;
@@ -1087,6 +1100,9 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
                path, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (!it->is_regular_file(ec) || it->path().extension() != ".jsonl") continue;
+        // A campaign directory also holds collbench-sweep's manifest: known, not results, and
+        // not a problem worth reporting. (Named explicitly, it is diagnosed like any file.)
+        if (is_sweep_manifest(it->path())) continue;
         const auto below = fs::relative(it->path(), path, ec).generic_string();
         found.push_back({it->path().string(), prefix.empty() ? below : prefix + "/" + below,
                          it->path().stem().string()});

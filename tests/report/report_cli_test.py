@@ -36,6 +36,24 @@ class Cli(unittest.TestCase):
         with open(os.path.join(out, "results.csv")) as f:
             self.assertEqual(len(f.readlines()), 131)  # header + one line per result row
 
+    def test_campaign_manifest_is_not_an_input_problem(self):
+        # A collected campaign directory: labelled results beside collbench-sweep's manifest.
+        campaign = scratch("campaign-with-manifest")
+        for name in os.listdir(os.path.join(FIXTURES, "demo")):
+            shutil.copy(os.path.join(FIXTURES, "demo", name), campaign)
+        with open(os.path.join(campaign, "manifest.jsonl"), "w") as f:
+            f.write(json.dumps({"schema": {"name": "collbench-sweep-manifest", "version": 1},
+                                "run": "r0", "event": "submitted"}) + "\n")
+        out = scratch("campaign-with-manifest-report")
+        code, stdout, stderr = run(campaign, "-o", out)
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("; 0 input problem(s)", stdout + stderr)
+        self.assertNotIn("manifest", stderr)
+        # Named explicitly, the manifest is diagnosed like any other file that holds no results.
+        code, _, stderr = run(os.path.join(campaign, "manifest.jsonl"), "-o", scratch("manifest-only"))
+        self.assertEqual(code, 2, stderr)
+        self.assertIn("collbench-sweep-manifest", stderr)
+
     def test_regression_exits_1(self):
         out = scratch("regressed")
         code, stdout, stderr = run("--baseline", os.path.join(FIXTURES, "compare", "baseline"),
