@@ -3,7 +3,7 @@
 # over TCP as in slurm/env/tcp-only.sh, except that MPI traffic goes through Open MPI's libfabric
 # path (pml cm, mtl ofi, provider tcp;ofi_rxm). Open MPI 4.1.4's TCP BTL crashes inside MPI_Init
 # (a null callback in its connection handling) in roughly 5-10 % of 8-rank `srun --mpi=pmix`
-# starts on this 2-core machine, with any MPI program; the libfabric path showed no failure in
+# starts on a 2-core test host, with any MPI program; the libfabric path showed no failure in
 # 80 starts.
 # shellcheck source=../../slurm/env/tcp-only.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../slurm/env/tcp-only.sh"

@@ -191,6 +191,9 @@ struct BadCase {
   std::string expect;    // a part of the message: the problem or the fix
 };
 
+// Names the case in test listings (otherwise GoogleTest prints the struct's bytes).
+void PrintTo(const BadCase& c, std::ostream* out) { *out << c.name; }
+
 class BadCampaign : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadCampaign, NamesFileLineColumnAndFix) {
