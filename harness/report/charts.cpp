@@ -190,6 +190,32 @@ int style_in(const Layout& layout, const std::vector<int>& series, int index) {
   return it == series.end() ? 0 : layout.style[it - series.begin()];
 }
 
+/// Fills `chart`'s panels, legend and size from the series of `view`: `to_point(name, points, i)`
+/// turns point i of a series into a chart point, or nullopt to end that series there.
+template <typename ToPoint>
+void fill_panels(Chart& chart, const Model& model, const TestView& view, const ChartOptions& options,
+                 ToPoint to_point) {
+  const Layout layout = layout_series(model, view.series, options);
+  for (const auto& [title, members] : layout.panels) {
+    Panel panel{title, {}};
+    for (int index : members) {
+      const Series& s = model.series[index];
+      ChartSeries cs;
+      cs.name = model.configs[s.config].name;
+      cs.style = style_in(layout, view.series, index);
+      for (std::size_t i = 0; i < s.points.size(); ++i) {
+        auto cp = to_point(cs.name, s.points, i);
+        if (!cp) break;
+        cs.points.push_back(std::move(*cp));
+      }
+      panel.series.push_back(std::move(cs));
+    }
+    chart.panels.push_back(std::move(panel));
+  }
+  chart.legend = layout.legend;
+  size_panels(chart);
+}
+
 }  // namespace
 
 Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& options) {
@@ -203,31 +229,19 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
              options.log_y ? "bus bandwidth (GB/s, log scale)" : "bus bandwidth (GB/s)",
              {},
              true};
-  const Layout layout = layout_series(model, view.series, options);
-  for (const auto& [title, members] : layout.panels) {
-    Panel panel{title, {}};
-    for (int index : members) {
-      const Series& s = model.series[index];
-      ChartSeries cs;
-      cs.name = model.configs[s.config].name;
-      cs.style = style_in(layout, view.series, index);
-      for (const auto& p : s.points) {
-        ChartPoint cp;
-        cp.x = static_cast<double>(p.bytes);
-        cp.y = options.line == LineMetric::kP50 && p.has_spread ? p.busbw_p50 : p.busbw;
-        if (p.has_spread) {
-          cp.low = p.busbw_low;
-          cp.high = p.busbw_high;
-        }
-        cp.title = point_title(cs.name, p, options.line);
-        cs.points.push_back(std::move(cp));
-      }
-      panel.series.push_back(std::move(cs));
-    }
-    chart.panels.push_back(std::move(panel));
-  }
-  chart.legend = layout.legend;
-  size_panels(chart);
+  fill_panels(chart, model, view, options,
+              [&](const std::string& name, const std::vector<Point>& points, std::size_t i) {
+                const Point& p = points[i];
+                ChartPoint cp;
+                cp.x = static_cast<double>(p.bytes);
+                cp.y = options.line == LineMetric::kP50 && p.has_spread ? p.busbw_p50 : p.busbw;
+                if (p.has_spread) {
+                  cp.low = p.busbw_low;
+                  cp.high = p.busbw_high;
+                }
+                cp.title = point_title(name, p, options.line);
+                return std::optional<ChartPoint>(std::move(cp));
+              });
   return chart;
 }
 
@@ -239,35 +253,23 @@ Chart latency_chart(const Model& model, const TestView& view, const ChartOptions
                                format_bytes(options.latency_max_bytes), spread_note(options.line));
   chart.x = {AxisScale::kLog2, AxisFormat::kBytes, "message size (bytes, log2 scale)", {}, true};
   chart.y = {AxisScale::kLog10, AxisFormat::kNumber, "time (µs, log scale)", {}, false};
-  const Layout layout = layout_series(model, view.series, options);
   // Always keep a few sizes, even when the smallest measured size is above the limit.
   constexpr std::size_t kMinSizes = 4;
-  for (const auto& [title, members] : layout.panels) {
-    Panel panel{title, {}};
-    for (int index : members) {
-      const Series& s = model.series[index];
-      ChartSeries cs;
-      cs.name = model.configs[s.config].name;
-      cs.style = style_in(layout, view.series, index);
-      for (std::size_t i = 0; i < s.points.size(); ++i) {
-        const Point& p = s.points[i];
-        if (p.bytes > options.latency_max_bytes && i >= kMinSizes) break;
-        ChartPoint cp;
-        cp.x = static_cast<double>(p.bytes);
-        cp.y = options.line == LineMetric::kP50 && p.has_spread ? p.time_p50 : p.time_us;
-        if (p.has_spread) {
-          cp.low = p.time_min;
-          cp.high = p.time_p99;
-        }
-        cp.title = latency_title(cs.name, p, options.line);
-        cs.points.push_back(std::move(cp));
-      }
-      panel.series.push_back(std::move(cs));
-    }
-    chart.panels.push_back(std::move(panel));
-  }
-  chart.legend = layout.legend;
-  size_panels(chart);
+  fill_panels(chart, model, view, options,
+              [&](const std::string& name, const std::vector<Point>& points,
+                  std::size_t i) -> std::optional<ChartPoint> {
+                const Point& p = points[i];
+                if (p.bytes > options.latency_max_bytes && i >= kMinSizes) return std::nullopt;
+                ChartPoint cp;
+                cp.x = static_cast<double>(p.bytes);
+                cp.y = options.line == LineMetric::kP50 && p.has_spread ? p.time_p50 : p.time_us;
+                if (p.has_spread) {
+                  cp.low = p.time_min;
+                  cp.high = p.time_p99;
+                }
+                cp.title = latency_title(name, p, options.line);
+                return cp;
+              });
   return chart;
 }
 

@@ -74,6 +74,11 @@ std::string test_names(const std::vector<const CollectiveSpec*>& specs) {
 
 std::string_view name(PairMode mode) { return mode == PairMode::kFirst ? "first" : "all"; }
 
+std::string_view measurement_mode(const Options& options) {
+  if (options.graph_launches > 0) return "graph";
+  return options.blocking ? "blocking" : "batch";
+}
+
 std::string_view name(RankAggregate aggregate) {
   switch (aggregate) {
     case RankAggregate::kRank0: return "rank0";

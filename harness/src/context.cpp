@@ -61,7 +61,7 @@ nlohmann::json options_json(const Options& o) {
           {"dtypes", dtypes},
           {"ops", ops},
           {"root", o.root},
-          {"mode", o.graph_launches > 0 ? "graph" : (o.blocking ? "blocking" : "batch")},
+          {"mode", measurement_mode(o)},
           {"aggregate", name(o.aggregate)},
           {"graph_launches", o.graph_launches},
           {"register_buffers", o.register_buffers},

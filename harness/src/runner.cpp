@@ -319,12 +319,8 @@ struct Runner::Impl {
     return sample;
   }
 
-  /// Rank 0: one row for the ranks in `group`.
-  ResultRow make_row(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
-                     Placement placement, const std::vector<RankSample>& samples,
-                     const std::vector<int>& group) {
-    const std::size_t es = size_of(dtype);
-    const double per_transfer = spec.transfers_per_iteration(spec.kind == TestKind::kPointToPoint ? o.window : 1);
+  /// The fields every row of (spec, dtype, op) shares, measured or not.
+  ResultRow row_for(const CollectiveSpec& spec, DType dtype, ReduceOp op) const {
     ResultRow row;
     row.run_id = run_id;
     row.test = std::string(spec.name);
@@ -332,14 +328,24 @@ struct Runner::Impl {
     row.dtype = dtype;
     if (spec.reduces) row.op = op;
     if (spec.rooted) row.root = o.root;
-    row.bytes = std::max(layout.send_count, layout.recv_count) * es;
-    row.count = layout.param_count;
     row.nranks = nranks;
     row.nodes = boot.node_count();
-    row.placement = placement;
-    row.mode = o.graph_launches > 0 ? "graph" : (o.blocking ? "blocking" : "batch");
+    row.mode = measurement_mode(o);
     row.iterations = o.iters;
     row.warmup = o.warmup;
+    return row;
+  }
+
+  /// Rank 0: one row for the ranks in `group`.
+  ResultRow make_row(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
+                     Placement placement, const std::vector<RankSample>& samples,
+                     const std::vector<int>& group) {
+    const std::size_t es = size_of(dtype);
+    const double per_transfer = spec.transfers_per_iteration(spec.kind == TestKind::kPointToPoint ? o.window : 1);
+    ResultRow row = row_for(spec, dtype, op);
+    row.bytes = std::max(layout.send_count, layout.recv_count) * es;
+    row.count = layout.param_count;
+    row.placement = placement;
     row.graph_launches = o.graph_launches;
     if (spec.kind == TestKind::kPointToPoint && per_transfer > 1 && spec.name != "latency") row.window = o.window;
 
@@ -427,18 +433,7 @@ struct Runner::Impl {
 
   void report_unsupported(const CollectiveSpec& spec, DType dtype, ReduceOp op, const std::string& why) {
     if (rank != 0) return;
-    ResultRow row;
-    row.run_id = run_id;
-    row.test = std::string(spec.name);
-    row.backend = backend.info().name;
-    row.dtype = dtype;
-    if (spec.reduces) row.op = op;
-    if (spec.rooted) row.root = o.root;
-    row.nranks = nranks;
-    row.nodes = boot.node_count();
-    row.mode = o.graph_launches > 0 ? "graph" : (o.blocking ? "blocking" : "batch");
-    row.iterations = o.iters;
-    row.warmup = o.warmup;
+    ResultRow row = row_for(spec, dtype, op);
     row.status = RowStatus::kUnsupported;
     row.note = why;
     totals.unsupported++;

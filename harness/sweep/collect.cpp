@@ -155,38 +155,12 @@ Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files)
   return o;
 }
 
-std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jsonl) {
-  std::ifstream in(jsonl, std::ios::binary);
-  if (!in) return std::nullopt;
-  ResultsSummary s;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      ++s.bad_lines;
-      continue;
-    }
-    const std::string record = j.value("record", "");
-    if (record == "context") ++s.contexts;
-    if (record == "result") {
-      ++s.results;
-      if (j.contains("wrong") && j["wrong"].is_number_unsigned())
-        s.wrong += j["wrong"].get<std::uint64_t>();
-    }
-  }
-  return s;
-}
+namespace {
 
-ResultsSummary write_labelled(const std::filesystem::path& raw, const std::filesystem::path& dest,
-                              const nlohmann::json& labels) {
-  std::ifstream in(raw, std::ios::binary);
-  if (!in) throw_runtime("cannot read {}: {}", raw.string(), std::strerror(errno));
-  const auto tmp =
-      dest.parent_path() / fmt::format(".{}.{}.tmp", dest.filename().string(), ::getpid());
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) throw_runtime("cannot write {}: {}", tmp.string(), std::strerror(errno));
+/// Calls `use(record)` for every JSON object line of `in`, counting the lines that are not one
+/// and the context, result and wrong-element totals of those that are.
+template <typename Use>
+ResultsSummary for_each_record(std::istream& in, Use use) {
   ResultsSummary s;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
@@ -201,9 +175,6 @@ ResultsSummary write_labelled(const std::filesystem::path& raw, const std::files
       ++s.bad_lines;
       continue;
     }
-    auto& l = j["labels"];
-    if (!l.is_object()) l = nlohmann::json::object();
-    l.update(labels);
     const std::string record = j.value("record", "");
     if (record == "context") ++s.contexts;
     if (record == "result") {
@@ -211,8 +182,33 @@ ResultsSummary write_labelled(const std::filesystem::path& raw, const std::files
       if (j.contains("wrong") && j["wrong"].is_number_unsigned())
         s.wrong += j["wrong"].get<std::uint64_t>();
     }
-    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    use(j);
   }
+  return s;
+}
+
+}  // namespace
+
+std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jsonl) {
+  std::ifstream in(jsonl, std::ios::binary);
+  if (!in) return std::nullopt;
+  return for_each_record(in, [](const nlohmann::json&) {});
+}
+
+ResultsSummary write_labelled(const std::filesystem::path& raw, const std::filesystem::path& dest,
+                              const nlohmann::json& labels) {
+  std::ifstream in(raw, std::ios::binary);
+  if (!in) throw_runtime("cannot read {}: {}", raw.string(), std::strerror(errno));
+  const auto tmp =
+      dest.parent_path() / fmt::format(".{}.{}.tmp", dest.filename().string(), ::getpid());
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) throw_runtime("cannot write {}: {}", tmp.string(), std::strerror(errno));
+  const ResultsSummary s = for_each_record(in, [&](nlohmann::json& j) {
+    auto& l = j["labels"];
+    if (!l.is_object()) l = nlohmann::json::object();
+    l.update(labels);
+    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  });
   out.close();
   if (!out) throw_runtime("cannot write {}", tmp.string());
   std::error_code ec;

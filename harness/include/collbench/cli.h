@@ -66,6 +66,8 @@ void validate_for_world(const Options& options, int nranks,
                         const std::vector<const CollectiveSpec*>& specs);
 
 std::string_view name(PairMode mode);
+/// "graph" (-G), "blocking" (-z 1) or "batch": how the options time operations.
+std::string_view measurement_mode(const Options& options);
 std::string_view name(RankAggregate aggregate);
 
 }  // namespace collbench
