@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all setup configure build demo test bench clean
+.PHONY: all setup configure build demo test bench fuzz clean
 
 all: build
 
@@ -25,6 +25,9 @@ test: build
 
 bench: build
 	@scripts/bench
+
+fuzz: setup
+	@scripts/fuzz
 
 clean:
 	rm -rf $(BUILD)

@@ -508,7 +508,11 @@ class Reader {
       type_errors += field;
     };
 
-    for (const auto [key, v] : object) {
+    for (const auto field : object) {
+      // Named copies, not structured bindings: the lambdas below capture them (clang < 16
+      // cannot capture a structured binding).
+      const std::string_view key = field.key;
+      const dom::element v = field.value;
       const Key kid = key_id(key);
       if (kid == Key::kUnknown) continue;  // other members (a context's hosts, env, ...)
       const dom::element_type type = v.type();

@@ -515,7 +515,9 @@ class Reader {
         fail(at, "variable {} is set twice in this env (first at line {}); keep one", name,
              pos->second);
       }
-      const YAML::Node& value = it->second;
+      // A copy (Nodes are handles): yaml-cpp's iterator hands out a temporary pair, so a
+      // reference to its member would dangle (found by the campaign fuzzer).
+      const YAML::Node value = it->second;
       if (value.IsNull()) {
         out.push_back({name, std::nullopt});  // null: unset it for this variant
       } else if (value.IsScalar()) {
