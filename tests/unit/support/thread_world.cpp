@@ -119,6 +119,23 @@ class ThreadBootstrap final : public Bootstrap {
   int nodes_ = 1;
 };
 
+/// Clamps a double to an integer dtype's range (timed in-place iterations keep reducing their
+/// own output, so values grow without bound; converting an out-of-range double is undefined).
+double saturate(double v, DType t) {
+  double lo = 0, hi = 0;
+  switch (t) {
+    case DType::kInt8: lo = -128, hi = 127; break;
+    case DType::kUint8: lo = 0, hi = 255; break;
+    case DType::kInt32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case DType::kUint32: lo = 0, hi = 4294967295.0; break;
+    case DType::kInt64: lo = -9223372036854775808.0, hi = 9223372036854774784.0; break;
+    case DType::kUint64: lo = 0, hi = 18446744073709549568.0; break;
+    default: return v;  // floating types: inf and NaN are values
+  }
+  if (!(v == v)) return 0;
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
 /// Host-memory backend with NCCL's semantics for every primitive, computed in double (exact for
 /// the verification pattern; avg rounds once, within the pattern's tolerance).
 class ThreadBackend final : public Backend {
@@ -168,7 +185,7 @@ class ThreadBackend final : public Backend {
         if (a.op == ReduceOp::kAvg) {
           acc = pattern::dtype_is_floating(a.dtype) ? acc / n : static_cast<double>(static_cast<std::int64_t>(acc) / n);
         }
-        pattern::store(out, i, a.dtype, acc);
+        pattern::store(out, i, a.dtype, saturate(acc, a.dtype));
       }
     };
     switch (a.primitive) {
