@@ -19,15 +19,6 @@
 #   NCCL_ALGO, NCCL_PROTO     forcing either disables the plugin's tuner; set them only in a
 #                             variant that studies them.
 
-# The EFA installer's libfabric and the aws-ofi-nccl plugin, ahead of other copies.
-for _collbench_dir in /opt/amazon/efa/lib /opt/amazon/ofi-nccl/lib /opt/amazon/ofi-nccl/lib64 /opt/aws-ofi-nccl/lib; do
-  if [[ -d $_collbench_dir ]]; then LD_LIBRARY_PATH=$_collbench_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
-done
-unset _collbench_dir
-export LD_LIBRARY_PATH
-
-# The EFA installer's Open MPI (mpirun launcher, MPI backend).
-if [[ -d /opt/amazon/openmpi/bin ]]; then export PATH=/opt/amazon/openmpi/bin:$PATH; fi
-
-# NCCL's warnings in the job output; a value already in the environment is kept.
-export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+# The EFA library paths, the installer's Open MPI and NCCL_DEBUG=WARN, shared by every AWS site.
+# shellcheck source=aws-efa-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/aws-efa-common.sh"
