@@ -17,7 +17,6 @@ namespace {
 /// What one rank measured for one (size, placement), shipped to rank 0.
 struct RankSample {
   double batch_s = 0;  ///< per iteration
-  bool active = false;
   std::int64_t wrong = 0;
   VerifyResult first;  ///< first mismatch when wrong > 0
   std::vector<double> iteration_s;
@@ -38,7 +37,6 @@ T take(const std::string& in, std::size_t& pos) {
 std::string pack(const RankSample& s) {
   std::string out;
   put(out, s.batch_s);
-  put(out, static_cast<std::uint8_t>(s.active));
   put(out, s.wrong);
   put(out, s.first.first_index);
   put(out, s.first.first_expected);
@@ -52,7 +50,6 @@ RankSample unpack(const std::string& in) {
   RankSample s;
   std::size_t pos = 0;
   s.batch_s = take<double>(in, pos);
-  s.active = take<std::uint8_t>(in, pos) != 0;
   s.wrong = take<std::int64_t>(in, pos);
   s.first.first_index = take<std::uint64_t>(in, pos);
   s.first.first_expected = take<double>(in, pos);
@@ -79,12 +76,12 @@ PeerRole peer_role(PairMode mode, int rank, int nranks) {
   PeerRole role;
   if (nranks < 2) return role;
   if (mode == PairMode::kFirst) {
-    if (rank <= 1) role = PeerRole{1 - rank, rank == 0, 0};
+    if (rank <= 1) role = PeerRole{1 - rank, rank == 0};
     return role;
   }
   const int half = nranks / 2;
-  if (rank < half) role = PeerRole{rank + half, true, rank};
-  else if (rank < 2 * half) role = PeerRole{rank - half, false, rank - half};
+  if (rank < half) role = PeerRole{rank + half, true};
+  else if (rank < 2 * half) role = PeerRole{rank - half, false};
   return role;
 }
 
@@ -199,19 +196,18 @@ struct Runner::Impl {
     plan.window = o.window;
     const std::size_t send_bytes = layout.send_count * es;
     const std::size_t recv_bytes = layout.recv_count * es;
+    // Measured layouts hold at least one element, so the shift is never zero.
     plan.shift_bytes = std::max(send_bytes, recv_bytes);
     if (placement == Placement::kOutOfPlace) {
       plan.send = send_buffer.at(0);
       plan.recv = recv_buffer.at(0);
-      plan.shift_steps = std::min((send_buffer.bytes() - send_bytes) / std::max<std::size_t>(plan.shift_bytes, 1),
-                                  (recv_buffer.bytes() - recv_bytes) / std::max<std::size_t>(plan.shift_bytes, 1)) + 1;
+      plan.shift_steps = std::min(send_buffer.bytes() - send_bytes, recv_buffer.bytes() - recv_bytes) /
+                             plan.shift_bytes + 1;
     } else {
       plan.send = recv_buffer.at(layout.send_inplace_offset * static_cast<std::size_t>(rank) * es);
       plan.recv = recv_buffer.at(layout.recv_inplace_offset * static_cast<std::size_t>(rank) * es);
-      const std::size_t extent = in_place_extent(layout) * es;
-      plan.shift_steps = (recv_buffer.bytes() - extent) / std::max<std::size_t>(plan.shift_bytes, 1) + 1;
+      plan.shift_steps = (recv_buffer.bytes() - in_place_extent(layout) * es) / plan.shift_bytes + 1;
     }
-    if (plan.shift_bytes == 0) plan.shift_steps = 1;
     return plan;
   }
 
@@ -230,7 +226,6 @@ struct Runner::Impl {
                      Placement placement, const std::string& what) {
     RankSample sample;
     IterationPlan plan = plan_for(spec, layout, dtype, op, placement);
-    sample.active = spec.kind == TestKind::kCollective || plan.role.active();
     const int ops_per_batch = stream_ordered ? o.iters : 1;
 
     if (o.check > 0) prepare_data(plan, placement, key_for(spec, dtype, op, 0));
@@ -338,7 +333,7 @@ struct Runner::Impl {
 
   /// Rank 0: one row for the ranks in `group`.
   ResultRow make_row(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
-                     Placement placement, const std::vector<RankSample>& samples,
+                     Placement placement, const std::string& what, const std::vector<RankSample>& samples,
                      const std::vector<int>& group) {
     const std::size_t es = size_of(dtype);
     const double per_transfer = spec.transfers_per_iteration(spec.kind == TestKind::kPointToPoint ? o.window : 1);
@@ -389,7 +384,7 @@ struct Runner::Impl {
           const auto& f = samples[r].first;
           const std::string text = fmt::format(
               "first mismatch in {}: rank {} ({}) element {}: expected {:g}, got {:g} ({} wrong on that rank)",
-              describe(spec, row.bytes, dtype, row.op, placement), r, hosts[static_cast<std::size_t>(r)],
+              what, r, hosts[static_cast<std::size_t>(r)],
               f.first_index, f.first_expected, f.first_got, samples[r].wrong);
           reporter.note(text);
           if (totals.first_mismatch.empty()) totals.first_mismatch = text;
@@ -401,11 +396,8 @@ struct Runner::Impl {
   }
 
   void report_size(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
-                   Placement placement, const RankSample& mine) {
-    arm(describe(spec, std::max(layout.send_count, layout.recv_count) * size_of(dtype), dtype,
-                 spec.reduces ? std::optional(op) : std::nullopt, placement) +
-            ": collecting results",
-        1);
+                   Placement placement, const std::string& what, const RankSample& mine) {
+    arm(what + ": collecting results", 1);
     const auto gathered = boot.gather(pack(mine), 0);
     disarm();
     if (rank != 0) return;
@@ -423,7 +415,7 @@ struct Runner::Impl {
       std::iota(groups.front().begin(), groups.front().end(), 0);
     }
     for (const auto& group : groups) {
-      ResultRow row = make_row(spec, layout, dtype, op, placement, samples, group);
+      ResultRow row = make_row(spec, layout, dtype, op, placement, what, samples, group);
       if (spec.kind == TestKind::kPointToPoint) row.pair = std::make_pair(group[0], group[1]);
       totals.rows++;
       totals.wrong += row.wrong.value_or(0);
@@ -457,7 +449,7 @@ struct Runner::Impl {
         const std::string what =
             describe(spec, bytes, dtype, spec.reduces ? std::optional(op) : std::nullopt, placement);
         const RankSample mine = measure(spec, layout, dtype, op, placement, what);
-        report_size(spec, layout, dtype, op, placement, mine);
+        report_size(spec, layout, dtype, op, placement, what, mine);
       }
       if (rank == 0) reporter.end_size();
     }

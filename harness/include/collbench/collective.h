@@ -27,12 +27,11 @@ struct Layout {
 
 enum class TestKind { kCollective, kPointToPoint };
 
-/// This rank's part in a point-to-point test: its peer (-1 when it sits this test out), whether
-/// it starts each exchange, and which pair it belongs to.
+/// This rank's part in a point-to-point test: its peer (-1 when it sits this test out) and
+/// whether it starts each exchange.
 struct PeerRole {
   int peer = -1;
   bool initiator = false;
-  int pair = -1;
   bool active() const { return peer >= 0; }
 };
 
