@@ -45,10 +45,11 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   for (const auto& test : options.tests) tests.push_back(find_spec(all_specs(), test));
 
   std::unique_ptr<Backend> backend = make_backend(options, bootstrap);
-  if (!options.require_net.empty() && backend->info().name != "nccl") {
-    throw_usage("--require-net {}: only the nccl backend selects a network; the {} backend uses "
-                "what its library chooses (see its own settings, e.g. OMPI_MCA_btl)",
-                options.require_net, backend->info().name);
+  // The nccl and ofi backends check --require-net themselves, before anything is measured.
+  if (!options.require_net.empty() && backend->info().name == "mpi") {
+    throw_usage("--require-net {}: the mpi backend uses what Open MPI chooses and cannot check it "
+                "(see OMPI_MCA_btl / OMPI_MCA_mtl); use --backend nccl or ofi",
+                options.require_net);
   }
   if (options.graph_launches > 0 && !backend->device().supports_graphs()) {
     throw_usage("-G {}: CUDA-graph mode needs a backend on a GPU stream (--backend nccl); the {} "

@@ -24,6 +24,7 @@ Examples:
   srun --mpi=pmix collbench all -b 1M -e 64M -f 4 -c 1 --timeout 60
   mpirun -np 16 collbench bw,latency --pairs all -b 8 -e 16M -f 4
   mpirun -np 8 collbench all_reduce -b 8 -e 8G -f 2 --require-net Libfabric
+  mpirun -np 2 --map-by node collbench latency,bw -b 8 -e 1G -f 2 --backend ofi --require-net efa
 
 Exit codes: 0 success, 1 wrong results, 2 bad usage, 3 runtime failure (timeout, lost rank,
 library error, network not as required).)";
@@ -135,8 +136,9 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   app.add_option("--window", window, "Messages in flight per bw/bibw iteration (default 64)");
   app.add_option("--device", device, "GPU ordinal for every rank (default: local rank)");
   app.add_option("--require-net", o.require_net,
-                 "Exit 3 before measuring unless NCCL's traffic between ranks uses this network "
-                 "(e.g. Libfabric, efa, IB, Socket; none for single-node runs)");
+                 "Exit 3 before measuring unless the traffic between ranks uses this network: NCCL's "
+                 "(e.g. Libfabric, efa, IB, Socket; none for single-node runs) or, with --backend "
+                 "ofi, the libfabric provider (e.g. efa, tcp, shm)");
   app.add_option("--seed", seed, "Seed of the verification pattern (default 1)");
   app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
 
@@ -158,6 +160,7 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   // Tests.
   for (const auto& test : split_commas(tests.empty() ? std::vector<std::string>{"all_reduce"} : tests)) {
     if (test == "all") {
+      o.all_tests = true;
       for (const auto* spec : specs) o.tests.emplace_back(spec->name);
       continue;
     }

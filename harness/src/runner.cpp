@@ -513,13 +513,24 @@ void preflight(const Options& options, Bootstrap& bootstrap, Backend& backend,
                const std::vector<const CollectiveSpec*>& tests) {
   const BackendInfo& info = backend.info();
   for (const auto* spec : tests) {
+    // A test the backend cannot run in any dtype (a collective over raw libfabric) is refused
+    // as a whole when named, and reported as not measured under `all`.
+    for (Primitive p : spec->primitives) {
+      const auto why = backend.unsupported(p, DType::kUint8, ReduceOp::kSum);
+      const bool never = why && std::ranges::all_of(all_dtypes(), [&](DType d) {
+        return backend.unsupported(p, d, ReduceOp::kSum).has_value();
+      });
+      if (never && !options.all_tests) {
+        throw_usage("{}: {}", spec->name, *why);
+      }
+    }
     for (DType dtype : options.dtypes) {
       for (ReduceOp op : spec->reduces ? options.ops : std::vector<ReduceOp>{ReduceOp::kSum}) {
         for (Primitive p : spec->primitives) {
           const auto why = backend.unsupported(p, dtype, op);
           // With -d all the combination is reported as not measured; named explicitly, it is
           // a usage error.
-          if (why && !options.all_dtypes) {
+          if (why && !options.all_dtypes && !options.all_tests) {
             throw_usage("{} with -d {}{}: {}; use another dtype, --backend nccl, or -d all to "
                         "list what the {} backend cannot run",
                         spec->name, name(dtype), spec->reduces ? fmt::format(" -o {}", name(op)) : "",

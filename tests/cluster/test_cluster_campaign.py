@@ -262,6 +262,51 @@ partitions: [{name: all, site_env: %s}]
             self.assertEqual(records[0]["env"]["SLURM_ARRAY_JOB_ID"], base)
 
 
+    def test_ofi_backend_across_hosts_uses_the_network_and_sees_the_slow_link(self):
+        # The raw-fabric backend between two hosts: it must skip loopback (which every host has
+        # and which reaches no other host), open the provider on the hosts' real interface, and
+        # move its bytes over that link: through the 100 Mbit/s host, bw is bounded by it.
+        self.cluster.shape(4, "100mbit")
+        camp = self.campaign("fabric", f"""\
+campaign: fabric
+tests: [bw, latency]
+backend: ofi
+sizes: {{min: 8, max: 1M, factor: 32}}
+iters: 5
+warmup: 1
+timeout: 120
+args: [--require-net, tcp]
+nodes: [2]
+tasks_per_node: 1
+partitions: [{{name: all, site_env: {SITE}}}]
+variants:
+  - {{name: slow, sbatch_args: ["--nodelist=node1,node4"]}}
+  - {{name: fast, sbatch_args: ["--nodelist=node1,node2"]}}
+time_limit: "5"
+""")
+        self.sweep("submit", camp, check_rc=0)
+        self.sweep("wait", camp, "--interval", "0.5", "--timeout", "150", check_rc=0, timeout=200)
+        self.sweep("collect", camp, check_rc=0)
+        bw = {}
+        for variant, far in (("slow", "node4"), ("fast", "node2")):
+            records = read_jsonl(os.path.join(self.results, "fabric", f"all-n2x1-{variant}-r0.jsonl"))
+            ctx, rows = records[0], records[1:]
+            self.assertEqual(ctx["backend"]["name"], "ofi")
+            self.assertEqual({h["name"] for h in ctx["hosts"]}, {"node1", far})
+            self.assertEqual(ctx["network"]["provider"], "tcp;ofi_rxm")
+            self.assertEqual(ctx["network"]["devices"], "eth0")  # not lo
+            self.assertEqual(ctx["network"]["address_format"], "ipv4")
+            self.assertTrue(all(r["status"] == "ok" and r["wrong"] == 0 for r in rows), rows)
+            big = [r for r in rows if r["test"] == "bw" and r["bytes"] == 256 << 10]
+            self.assertEqual(len(big), 1, rows)
+            bw[variant] = big[0]["busbw_gbps"]
+        print(f"ofi bw at 256 KiB (GB/s): {bw}", file=sys.stderr)
+        # 100 Mbit/s is 0.0125 GB/s on the wire; 64 messages of 256 KiB one way cannot exceed it
+        # by much (the shaper's 64 KiB burst is a small share of 16 MiB).
+        self.assertLess(bw["slow"], 0.016, bw)
+        self.assertGreater(bw["fast"], 4 * bw["slow"], bw)
+
+
 class Fixture(unittest.TestCase):
     def test_teardown_removes_everything_also_after_a_failure(self):
         c = cbcluster.Cluster()

@@ -27,14 +27,19 @@ class CudaDeviceTest : public ::testing::Test {
     device_ = make_cuda_device(env ? std::atoi(env) : 0);
   }
 
+  // Copies go through the device's stream: it is a non-blocking stream, so a plain cudaMemcpy
+  // (legacy default stream) would not be ordered with its kernels, and from pageable memory it may
+  // return before the data has reached the GPU.
   std::vector<unsigned char> download(const void* p, std::size_t bytes) {
     std::vector<unsigned char> out(bytes);
+    EXPECT_EQ(cudaMemcpyAsync(out.data(), p, bytes, cudaMemcpyDeviceToHost, device_->stream()), cudaSuccess);
     device_->synchronize();
-    EXPECT_EQ(cudaMemcpy(out.data(), p, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     return out;
   }
   void upload(void* p, const std::vector<unsigned char>& bytes) {
-    EXPECT_EQ(cudaMemcpy(p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpyAsync(p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, device_->stream()),
+              cudaSuccess);
+    device_->synchronize();
   }
 
   std::unique_ptr<CudaDevice> device_;

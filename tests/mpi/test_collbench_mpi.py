@@ -185,7 +185,7 @@ class BadInput(Workdir):
             (2, ["-e", "lots"], ["-e lots"]),
             (2, ["all_reduce", "-d", "half"], ["-d half", "MPI has no half"]),
             (2, ["-G", "5"], ["-G 5", "--backend nccl"]),
-            (2, ["--require-net", "IB"], ["--require-net IB", "only the nccl backend"]),
+            (2, ["--require-net", "IB"], ["--require-net IB", "--backend nccl or ofi"]),
         ]
         for np, args, mention in cases:
             with self.subTest(args=args):
@@ -219,11 +219,16 @@ def rank_pid(launcher_pid, rank):
     return None
 
 
-class Failures(Workdir):
-    def start(self, np, args):
-        env = dict(os.environ, COLLBENCH_TEST_LAUNCHER=str(os.getpid()))
-        cmd = ["mpirun", "-np", str(np), "--oversubscribe", "-x", "COLLBENCH_TEST_LAUNCHER", COLLBENCH] + args
-        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+class FaultInjection(Workdir):
+    """Starting a job in the background, signalling one of its ranks, and checking what is left."""
+
+    def start(self, np, args, env=None):
+        extra = dict(env or {}, COLLBENCH_TEST_LAUNCHER=str(os.getpid()))
+        cmd = ["mpirun", "-np", str(np), "--oversubscribe"]
+        for key in extra:
+            cmd += ["-x", key]
+        return subprocess.Popen(cmd + [COLLBENCH] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=dict(os.environ, **extra))
 
     def wait_for_rows(self, proc, rows):
         deadline = time.time() + 60
@@ -259,6 +264,29 @@ class Failures(Workdir):
         records = [json.loads(line) for line in lines]  # every line parses
         validate(self, records)
 
+    def assert_stopped_rank_times_out(self, np, args, test, env=None):
+        """Stops the last rank once results flow; the others must name the step and exit 3."""
+        proc = self.start(np, args + ["--timeout", "2", "--jsonl", self.jsonl], env)
+        self.wait_for_rows(proc, 6)
+        stopped = self.signal_rank(np - 1, signal.SIGSTOP)
+        try:
+            code, out, err = self.finish(proc, 60)
+        finally:
+            try:
+                os.kill(stopped, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.assertEqual(code, 3, err)
+        reports = [line for line in err.splitlines() if line.startswith("collbench: rank")]
+        # Every live rank reports the step that hung and who had not arrived.
+        for rank in range(np - 1):
+            mine = [line for line in reports if line.startswith(f"collbench: rank {rank} ")]
+            self.assertTrue(any("timeout" in line and test in line and " B)" in line for line in mine), err)
+            self.assertTrue(any(f"not arrived: rank {np - 1}" in line for line in mine), err)
+        self.assert_results_intact(6)
+
+
+class Failures(FaultInjection):
     def test_wrong_data_exits_1_and_names_the_mismatch(self):
         env = {"LD_PRELOAD": CORRUPT_LIB, "COLLBENCH_TEST_CORRUPT_RANK": "1"}
         p = mpirun(3, ["all_reduce,all_gather", "-b", "1K", "-e", "4K", "-f", "4", "--backend", "mpi",
@@ -278,26 +306,8 @@ class Failures(Workdir):
                 self.assertEqual(r["status"], "ok", "all_gather does not use MPI_Allreduce")
 
     def test_stopped_rank_times_out_with_exit_3(self):
-        proc = self.start(3, ["all_reduce", "-b", "8", "-e", "16M", "-f", "2", "-d", "all", "-o", "all", "-n",
-                              "300", "--timeout", "2", "--backend", "mpi", "--jsonl", self.jsonl])
-        self.wait_for_rows(proc, 6)
-        stopped = self.signal_rank(2, signal.SIGSTOP)
-        try:
-            code, out, err = self.finish(proc, 60)
-        finally:
-            try:
-                os.kill(stopped, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.assertEqual(code, 3, err)
-        reports = [line for line in err.splitlines() if line.startswith("collbench: rank")]
-        # Both live ranks report the step that hung and who had not arrived.
-        for rank in (0, 1):
-            mine = [line for line in reports if line.startswith(f"collbench: rank {rank} ")]
-            self.assertTrue(any("timeout" in line and "all_reduce" in line and " B)" in line for line in mine),
-                            err)
-            self.assertTrue(any("not arrived: rank 2" in line for line in mine), err)
-        self.assert_results_intact(6)
+        self.assert_stopped_rank_times_out(3, ["all_reduce", "-b", "8", "-e", "16M", "-f", "2", "-d", "all", "-o",
+                                               "all", "-n", "300", "--backend", "mpi"], "all_reduce")
 
     def test_killed_rank_does_not_hang_the_job(self):
         for timeout in ("0", "30"):  # with the watchdog off, the launcher alone must end the job

@@ -379,7 +379,7 @@ TEST(Campaign, ClosestWord) {
 }
 
 TEST(Campaign, ShippedExamplesParse) {
-  for (const char* name : {"local-demo.yaml", "p5-efa-nccl-algo.yaml", "p4d-vs-p5.yaml"}) {
+  for (const char* name : {"local-demo.yaml", "p5-efa-nccl-algo.yaml", "p4d-vs-p5.yaml", "efa-raw-fabric.yaml"}) {
     const std::string path = std::string(COLLBENCH_SOURCE_DIR) + "/slurm/campaigns/" + name;
     EXPECT_NO_THROW(load_campaign(path, rules())) << path;
   }

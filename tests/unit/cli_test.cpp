@@ -83,6 +83,8 @@ TEST(Cli, LongOptionsAndAttachedValues) {
 TEST(Cli, AllExpandsTestsDtypesAndOps) {
   const Options o = parse({"all", "-d", "all", "-o", "all"}).options;
   EXPECT_EQ(o.tests.size(), all_specs().size());
+  EXPECT_TRUE(o.all_tests);
+  EXPECT_FALSE(parse({"latency,bw"}).options.all_tests);
   EXPECT_EQ(o.dtypes.size(), all_dtypes().size());
   EXPECT_TRUE(o.all_dtypes);
   EXPECT_EQ(o.ops.size(), 5u);

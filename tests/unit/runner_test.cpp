@@ -285,6 +285,38 @@ TEST(Preflight, ExplicitlyRequestedUnsupportedDtypeIsAUsageError) {
   }
 }
 
+TEST(Preflight, NamedTestTheBackendCannotRunIsAUsageErrorNamingTheTest) {
+  Options o = small_options({"all_gather"});
+  try {
+    run_job(2, o, [](int) {
+      Faults f;
+      f.refuse_primitive = Primitive::kAllGather;
+      return f;
+    });
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_EQ(std::string(e.what()), "all_gather: no such operation in the test backend");
+  }
+}
+
+TEST(Preflight, AllTestsReportsWhatTheBackendCannotRunAndMeasuresTheRest) {
+  Options o = small_options({"all_gather", "broadcast"});
+  o.all_tests = true;
+  o.dtypes = {DType::kFloat, DType::kHalf};
+  const JobResult r = run_job(2, o, [](int) {
+    Faults f;
+    f.refuse_primitive = Primitive::kAllGather;
+    return f;
+  });
+  std::map<std::string, std::set<RowStatus>> statuses;
+  for (const auto& row : r.reporter.rows) statuses[row.test].insert(row.status);
+  EXPECT_EQ(statuses["all_gather"], std::set<RowStatus>{RowStatus::kUnsupported});
+  EXPECT_EQ(statuses["broadcast"], std::set<RowStatus>{RowStatus::kOk});
+  EXPECT_EQ(r.totals.unsupported, 2);  // one row per dtype
+  EXPECT_EQ(r.totals.wrong, 0);
+}
+
 TEST(Preflight, BuffersThatDoNotFitAreRefusedBeforeAllocating) {
   Options o = small_options({"all_reduce"});
   o.max_bytes = 1 << 20;  // needs 2 MiB per rank

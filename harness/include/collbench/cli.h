@@ -23,6 +23,7 @@ enum class RankAggregate { kRank0 = 0, kMean = 1, kFastest = 2, kSlowest = 3 };
 
 struct Options {
   std::vector<std::string> tests;  ///< canonical test names, in the order given
+  bool all_tests = false;  ///< `all`: tests the backend cannot run are reported, not an error
   std::uint64_t min_bytes = 32ull << 20;
   std::uint64_t max_bytes = 32ull << 20;
   std::uint64_t step_factor = 0;  ///< >= 2 multiplies; 0 means add step_bytes

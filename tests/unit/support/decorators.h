@@ -57,6 +57,8 @@ struct Faults {
   double clock_scale = 1.0;
   std::size_t available_bytes = 0;  ///< 0: the real amount
   std::optional<DType> refuse_dtype;
+  /// Refuse a primitive in every dtype (a backend without that operation, as ofi's collectives).
+  std::optional<Primitive> refuse_primitive;
 };
 
 class FaultyBackend : public Backend {
@@ -69,6 +71,7 @@ class FaultyBackend : public Backend {
   Device& device() override { return device_; }
   std::optional<std::string> unsupported(Primitive p, DType t, ReduceOp op) const override {
     if (faults_.refuse_dtype == t) return "refused by the test";
+    if (faults_.refuse_primitive == p) return "no such operation in the test backend";
     return inner_->unsupported(p, t, op);
   }
   void submit(const CollArgs& args) override {

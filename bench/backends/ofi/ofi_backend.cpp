@@ -1,0 +1,461 @@
+#include "ofi_backend.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "collbench/host_device.h"
+#include "ofi_check.h"
+#include "ofi_select.h"
+
+namespace collbench {
+namespace {
+
+/// Tags carry the sender's rank in the low bits and a per-direction sequence number above them,
+/// so every message matches exactly one receive without FI_DIRECTED_RECV (which not every
+/// provider offers) and without relying on message ordering.
+constexpr int kRankBits = 24;
+
+std::string address_format_name(std::uint32_t format) {
+  switch (format) {
+    case FI_SOCKADDR_IN: return "ipv4";
+    case FI_SOCKADDR_IN6: return "ipv6";
+    case FI_SOCKADDR_IB: return "ib";
+    case FI_ADDR_PSMX2: return "psmx2";
+    case FI_ADDR_EFA: return "efa";
+    case FI_ADDR_STR: return "str";
+    default: return fmt::format("format {}", format);
+  }
+}
+
+ofi::Candidate describe(const fi_info& info) {
+  ofi::Candidate c;
+  c.provider = info.fabric_attr && info.fabric_attr->prov_name ? info.fabric_attr->prov_name : "?";
+  c.fabric = info.fabric_attr && info.fabric_attr->name ? info.fabric_attr->name : "?";
+  c.domain = info.domain_attr && info.domain_attr->name ? info.domain_attr->name : "?";
+  c.address_format = address_format_name(info.addr_format);
+  const auto* sa = static_cast<const sockaddr*>(info.src_addr);
+  if (sa && info.src_addrlen >= sizeof(sockaddr_in) && sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    c.loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  } else if (sa && info.src_addrlen >= sizeof(sockaddr_in6) && sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    c.loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    c.link_local = IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr);
+  }
+  if (c.domain == "lo") c.loopback = true;
+  return c;
+}
+
+std::string encode(const ofi::Candidate& c) {
+  return fmt::format("{}\n{}\n{}\n{}", c.provider, c.address_format, c.fabric, c.domain);
+}
+
+ofi::Candidate decode(const std::string& text) {
+  ofi::Candidate c;
+  std::istringstream in(text);
+  std::getline(in, c.provider);
+  std::getline(in, c.address_format);
+  std::getline(in, c.fabric);
+  std::getline(in, c.domain);
+  return c;
+}
+
+/// Closes a libfabric object when it goes out of scope.
+template <typename T>
+struct Closer {
+  void operator()(T* object) const noexcept {
+    if (object) fi_close(&object->fid);
+  }
+};
+template <typename T>
+using Handle = std::unique_ptr<T, Closer<T>>;
+
+struct InfoDeleter {
+  void operator()(fi_info* info) const noexcept { fi_freeinfo(info); }
+};
+using InfoList = std::unique_ptr<fi_info, InfoDeleter>;
+
+/// A registered buffer (providers with FI_MR_LOCAL need a descriptor for every buffer).
+struct Registration {
+  std::size_t bytes = 0;
+  Handle<fid_mr> mr;
+};
+
+class OfiBackend final : public Backend {
+ public:
+  OfiBackend(const Options& options, Bootstrap& bootstrap)
+      : rank_(bootstrap.rank()),
+        size_(bootstrap.size()),
+        device_(make_host_device(bootstrap.local_size())),
+        send_seq_(static_cast<std::size_t>(size_), 0),
+        recv_seq_(static_cast<std::size_t>(size_), 0) {
+    if (size_ >= (1 << kRankBits)) throw_usage("the ofi backend supports fewer than {} ranks", 1 << kRankBits);
+    open(options, bootstrap);
+    connect(bootstrap);
+  }
+
+  ~OfiBackend() override {
+    // Registrations and the endpoint go before the domain and fabric they belong to.
+    registrations_.clear();
+    endpoint_.reset();
+    av_.reset();
+    cq_.reset();
+    domain_.reset();
+    fabric_.reset();
+  }
+
+  const BackendInfo& info() const override { return info_; }
+  Device& device() override { return *device_; }
+
+  std::optional<std::string> unsupported(Primitive p, DType, ReduceOp) const override {
+    if (p == Primitive::kSend || p == Primitive::kRecv || p == Primitive::kAllToAll) return std::nullopt;
+    return fmt::format("libfabric moves messages point to point and collbench runs no {} algorithm "
+                       "over it (the ofi backend runs latency, bw, bibw, sendrecv and alltoall; "
+                       "use --backend mpi or nccl)", name(p));
+  }
+
+  void submit(const CollArgs& a) override {
+    const std::size_t bytes = a.count * size_of(a.dtype);
+    switch (a.primitive) {
+      case Primitive::kSend: post_send(a.send, bytes, a.peer); break;
+      case Primitive::kRecv: post_recv(a.recv, bytes, a.peer); break;
+      case Primitive::kAllToAll: {
+        // Every pair at once: all receives posted first, then all sends; the own block is a copy.
+        const char* send = static_cast<const char*>(a.send);
+        char* recv = static_cast<char*>(a.recv);
+        for (int step = 1; step < size_; ++step) {
+          const int peer = (rank_ + size_ - step) % size_;
+          post_recv(recv + bytes * static_cast<std::size_t>(peer), bytes, peer);
+        }
+        for (int step = 1; step < size_; ++step) {
+          const int peer = (rank_ + step) % size_;
+          post_send(send + bytes * static_cast<std::size_t>(peer), bytes, peer);
+        }
+        std::memcpy(recv + bytes * static_cast<std::size_t>(rank_), send + bytes * static_cast<std::size_t>(rank_),
+                    bytes);
+        break;
+      }
+      default:
+        throw_runtime("the ofi backend cannot run {}", name(a.primitive));
+    }
+    if (!in_group_) wait_all();
+  }
+
+  void group_begin() override { in_group_ = true; }
+  void group_end() override {
+    in_group_ = false;
+    wait_all();
+  }
+  void synchronize() override { wait_all(); }
+
+  void register_buffer(void* pointer, std::size_t bytes) override {
+    if (!register_) return;
+    fid_mr* mr = nullptr;
+    OFI_CHECK(fi_mr_reg(domain_.get(), pointer, bytes, FI_SEND | FI_RECV, 0, next_key_++, 0, &mr, nullptr));
+    Registration r{bytes, Handle<fid_mr>(mr)};
+    if (mr_mode_ & FI_MR_ENDPOINT) {
+      OFI_CHECK(fi_mr_bind(mr, &endpoint_->fid, 0));
+      OFI_CHECK(fi_mr_enable(mr));
+    }
+    registrations_.emplace(static_cast<const char*>(pointer), std::move(r));
+  }
+
+  void deregister_buffer(void* pointer) override { registrations_.erase(static_cast<const char*>(pointer)); }
+
+ private:
+  void open(const Options& options, Bootstrap& bootstrap) {
+    fi_info* hints = fi_allocinfo();
+    if (!hints) throw_runtime("fi_allocinfo: out of memory");
+    InfoList hints_owner(hints);
+    // Reliable datagrams with tagged messages: what EFA, verbs (through rxm), tcp and shm offer.
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_TAGGED;
+    // What this backend can live with: it passes fi_context2 as every context, and registers
+    // (and binds) buffers when the provider asks for local registration.
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+
+    // The API version this build was compiled for, or the library's if that is older.
+    const std::uint32_t version = std::min<std::uint32_t>(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), fi_version());
+    fi_info* list = nullptr;
+    const int rc = fi_getinfo(version, nullptr, nullptr, 0, hints, &list);
+    InfoList list_owner(list);
+    std::vector<ofi::Candidate> candidates;
+    std::vector<fi_info*> entries;
+    if (rc == 0) {
+      for (fi_info* i = list; i; i = i->next) {
+        candidates.push_back(describe(*i));
+        entries.push_back(i);
+      }
+    }
+    const bool multi_host = bootstrap.node_count() > 1;
+
+    // Rank 0 chooses; "!" starts the reason when it could not.
+    std::string choice;
+    if (rank_ == 0) {
+      const auto pick = ofi::choose(candidates, multi_host);
+      if (pick) {
+        choice = encode(candidates[*pick]);
+      } else {
+        choice = "!" + fmt::format(
+            "libfabric offers no {}reliable-datagram endpoint with tagged messages on {} ({}){}; "
+            "`fi_info -t FI_EP_RDM -c FI_TAGGED` lists what the host has, FI_PROVIDER selects one",
+            multi_host ? "multi-host " : "", bootstrap.hostname(),
+            rc == 0 ? "found: " + ofi::describe(candidates) : std::string("fi_getinfo: ") + fi_strerror(-rc),
+            std::getenv("FI_PROVIDER") ? fmt::format(" with FI_PROVIDER={}", std::getenv("FI_PROVIDER")) : "");
+      }
+    }
+    bootstrap.broadcast(choice, 0);
+    if (!choice.empty() && choice[0] == '!') throw Error(ExitCode::kRuntime, choice.substr(1));
+    const ofi::Candidate chosen = decode(choice);
+    if (!options.require_net.empty()) {
+      if (auto why = ofi::require_provider(options.require_net, chosen)) throw Error(ExitCode::kRuntime, *why);
+    }
+    const auto mine = ofi::match(candidates, chosen, multi_host, bootstrap.local_rank());
+    if (!mine) {
+      throw_runtime("libfabric on {} offers no {} endpoint over {} addresses, which rank 0 chose (found: {}); "
+                    "install the same provider on every host or set FI_PROVIDER to one they share",
+                    bootstrap.hostname(), chosen.provider, chosen.address_format, ofi::describe(candidates));
+    }
+    fi_info* info = entries[*mine];
+    const ofi::Candidate& local = candidates[*mine];
+
+    fid_fabric* fabric = nullptr;
+    OFI_CHECK(fi_fabric(info->fabric_attr, &fabric, nullptr));
+    fabric_.reset(fabric);
+    fid_domain* domain = nullptr;
+    OFI_CHECK(fi_domain(fabric, info, &domain, nullptr));
+    domain_.reset(domain);
+
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_CONTEXT;
+    cq_attr.wait_obj = FI_WAIT_NONE;  // busy polling, as a latency benchmark must
+    fid_cq* cq = nullptr;
+    OFI_CHECK(fi_cq_open(domain, &cq_attr, &cq, nullptr));
+    cq_.reset(cq);
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    av_attr.count = static_cast<std::size_t>(size_);
+    fid_av* av = nullptr;
+    OFI_CHECK(fi_av_open(domain, &av_attr, &av, nullptr));
+    av_.reset(av);
+    fid_ep* ep = nullptr;
+    OFI_CHECK(fi_endpoint(domain, info, &ep, nullptr));
+    endpoint_.reset(ep);
+    OFI_CHECK(fi_ep_bind(ep, &av->fid, 0));
+    OFI_CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+    OFI_CHECK(fi_enable(ep));
+
+    max_message_ = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : SIZE_MAX;
+    if (const char* limit = std::getenv("COLLBENCH_OFI_MAX_MESSAGE")) {
+      // Splitting below the provider's limit shows what message size the fabric needs.
+      char* end = nullptr;
+      const unsigned long long value = std::strtoull(limit, &end, 10);
+      if (end == limit || *end != '\0' || value == 0 || limit[0] == '-') {
+        throw_usage("COLLBENCH_OFI_MAX_MESSAGE={}: expected a positive number of bytes", limit);
+      }
+      max_message_ = std::min<std::size_t>(max_message_, value);
+    }
+    inject_limit_ = info->tx_attr->inject_size;
+    mr_mode_ = info->domain_attr->mr_mode;
+    register_ = (mr_mode_ & FI_MR_LOCAL) != 0 || options.register_buffers > 0;
+    // Busy polling is what a latency benchmark wants, but with more ranks than cores a spinning
+    // rank starves the peer it waits for (as Open MPI's yield_when_idle, decided the same way).
+    const unsigned cores = std::thread::hardware_concurrency();
+    yield_when_idle_ = cores > 0 && static_cast<unsigned>(bootstrap.local_size()) > cores;
+
+    const std::uint32_t runtime = fi_version();
+    info_.name = "ofi";
+    info_.library = fmt::format("libfabric {}.{} ({} {}.{})", FI_MAJOR(runtime), FI_MINOR(runtime), local.provider,
+                                FI_MAJOR(info->fabric_attr->prov_version), FI_MINOR(info->fabric_attr->prov_version));
+    info_.memory = MemoryKind::kHost;
+    info_.stream_ordered = false;
+    info_.facts["network.net"] = "Libfabric";
+    info_.facts["network.provider"] = local.provider;
+    info_.facts["network.fabric"] = local.fabric;
+    // Every rank's interface: ranks on one host spread over its devices.
+    std::vector<std::string> devices;
+    for (const std::string& domain : bootstrap.allgather(local.domain)) {
+      if (std::find(devices.begin(), devices.end(), domain) == devices.end()) devices.push_back(domain);
+    }
+    info_.facts["network.devices"] = fmt::format("{}", fmt::join(devices, ","));
+    info_.facts["network.address_format"] = local.address_format;
+    info_.facts["network.gdr"] = "no (host memory)";
+    info_.facts["max_msg_size"] = std::to_string(info->ep_attr->max_msg_size);
+    info_.facts["message_limit"] = std::to_string(max_message_);
+    info_.facts["inject_size"] = std::to_string(inject_limit_);
+    info_.facts["idle_polling"] = yield_when_idle_ ? "yield (more ranks than cores)" : "spin";
+    info_.facts["registered"] = register_ ? ((mr_mode_ & FI_MR_LOCAL) ? "yes (provider needs FI_MR_LOCAL)" : "yes (-R)") : "no";
+  }
+
+  void connect(Bootstrap& bootstrap) {
+    std::string name(64, '\0');
+    std::size_t length = name.size();
+    int rc = fi_getname(&endpoint_->fid, name.data(), &length);
+    if (rc == -FI_ETOOSMALL) {
+      name.resize(length);
+      rc = fi_getname(&endpoint_->fid, name.data(), &length);
+    }
+    OFI_CHECK(rc);
+    name.resize(length);
+    const std::vector<std::string> names = bootstrap.allgather(name);
+    addresses_.resize(names.size());
+    for (std::size_t r = 0; r < names.size(); ++r) {
+      const int inserted = fi_av_insert(av_.get(), names[r].data(), 1, &addresses_[r], 0, nullptr);
+      if (inserted != 1) {
+        throw_runtime("fi_av_insert: rank {} could not add the address of rank {} ({}); the {} provider "
+                      "cannot reach it", rank_, r, inserted < 0 ? fi_strerror(-inserted) : "not inserted",
+                      info_.facts["network.provider"]);
+      }
+    }
+  }
+
+  void* descriptor(const void* pointer, std::size_t bytes) const {
+    if (!register_ || registrations_.empty()) return nullptr;
+    const char* p = static_cast<const char*>(pointer);
+    auto it = registrations_.upper_bound(p);
+    if (it == registrations_.begin()) return nullptr;
+    --it;
+    if (p + bytes > it->first + it->second.bytes) return nullptr;
+    return fi_mr_desc(it->second.mr.get());
+  }
+
+  std::uint64_t tag(int sender, std::uint64_t sequence) const {
+    return (sequence << kRankBits) | static_cast<std::uint64_t>(sender);
+  }
+
+  /// Posts one operation, driving progress while the provider's queue is full (-FI_EAGAIN).
+  template <typename Post>
+  void post(Post&& call, const char* what) {
+    for (;;) {
+      const ssize_t rc = call();
+      if (rc == 0) return;
+      if (rc != -FI_EAGAIN) ofi::fail(rc, what, __FILE__, __LINE__);
+      progress();
+    }
+  }
+
+  /// Messages above the provider's limit go as several; both sides split identically.
+  void post_send(const void* data, std::size_t bytes, int peer) {
+    const char* p = static_cast<const char*>(data);
+    std::size_t offset = 0;
+    do {
+      const std::size_t chunk = std::min(bytes - offset, max_message_);
+      const std::uint64_t t = tag(rank_, send_seq_[static_cast<std::size_t>(peer)]++);
+      void* desc = descriptor(p + offset, chunk);
+      if (chunk <= inject_limit_) {
+        // Small messages go out inline and produce no completion: the buffer is reusable at once.
+        post([&] { return fi_tinject(endpoint_.get(), p + offset, chunk, addresses_[static_cast<std::size_t>(peer)], t); },
+             "fi_tinject");
+      } else {
+        fi_context2& context = contexts_.emplace_back();
+        post([&] {
+               return fi_tsend(endpoint_.get(), p + offset, chunk, desc, addresses_[static_cast<std::size_t>(peer)], t,
+                               &context);
+             },
+             "fi_tsend");
+        ++pending_;
+      }
+      offset += chunk;
+    } while (offset < bytes);
+  }
+
+  void post_recv(void* data, std::size_t bytes, int peer) {
+    char* p = static_cast<char*>(data);
+    std::size_t offset = 0;
+    do {
+      const std::size_t chunk = std::min(bytes - offset, max_message_);
+      const std::uint64_t t = tag(peer, recv_seq_[static_cast<std::size_t>(peer)]++);
+      void* desc = descriptor(p + offset, chunk);
+      fi_context2& context = contexts_.emplace_back();
+      post([&] {
+             return fi_trecv(endpoint_.get(), p + offset, chunk, desc, addresses_[static_cast<std::size_t>(peer)], t, 0,
+                             &context);
+           },
+           "fi_trecv");
+      ++pending_;
+      offset += chunk;
+    } while (offset < bytes);
+  }
+
+  /// Reads completions; a failed operation ends the run with the provider's own explanation.
+  void progress() {
+    // Every operation is waited for as a whole group, so a completion only needs counting.
+    fi_cq_entry entries[16];
+    const ssize_t n = fi_cq_read(cq_.get(), entries, 16);
+    if (n > 0) {
+      pending_ -= static_cast<std::size_t>(n);
+      return;
+    }
+    if (n == -FI_EAGAIN) {
+      if (yield_when_idle_) std::this_thread::yield();
+      return;
+    }
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry error{};
+      fi_cq_readerr(cq_.get(), &error, 0);
+      char detail[256] = {};
+      const char* text = fi_cq_strerror(cq_.get(), error.prov_errno, error.err_data, detail, sizeof detail);
+      throw_runtime("libfabric ({}): an operation failed on rank {}: {} ({})", info_.facts["network.provider"],
+                    rank_, fi_strerror(error.err), text ? text : "no provider detail");
+    }
+    ofi::fail(n, "fi_cq_read", __FILE__, __LINE__);
+  }
+
+  void wait_all() {
+    while (pending_ > 0) progress();
+    contexts_.clear();
+  }
+
+  int rank_;
+  int size_;
+  std::unique_ptr<Device> device_;
+  BackendInfo info_;
+  Handle<fid_fabric> fabric_;
+  Handle<fid_domain> domain_;
+  Handle<fid_cq> cq_;
+  Handle<fid_av> av_;
+  Handle<fid_ep> endpoint_;
+  std::vector<fi_addr_t> addresses_;
+  std::vector<std::uint64_t> send_seq_;
+  std::vector<std::uint64_t> recv_seq_;
+  // Each posted operation's context: the provider's scratch space under FI_CONTEXT/FI_CONTEXT2,
+  // at a stable address until the operation completes.
+  std::deque<fi_context2> contexts_;
+  std::size_t pending_ = 0;
+  bool in_group_ = false;
+  std::size_t max_message_ = SIZE_MAX;
+  std::size_t inject_limit_ = 0;
+  std::uint64_t mr_mode_ = 0;
+  bool register_ = false;
+  bool yield_when_idle_ = false;
+  std::uint64_t next_key_ = 1;
+  std::map<const char*, Registration> registrations_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_ofi_backend(const Options& options, Bootstrap& bootstrap) {
+  return std::make_unique<OfiBackend>(options, bootstrap);
+}
+
+}  // namespace collbench
