@@ -278,11 +278,14 @@ class FaultInjection(Workdir):
                 pass
         self.assertEqual(code, 3, err)
         reports = [line for line in err.splitlines() if line.startswith("collbench: rank")]
-        # Every live rank reports the step that hung and who had not arrived.
+        # Every live rank reports the step that hung and who had not arrived: the stopped rank,
+        # and possibly a live one still waiting for it inside the step (a ring's neighbour).
+        stopped_rank = f"rank {np - 1} ("
         for rank in range(np - 1):
             mine = [line for line in reports if line.startswith(f"collbench: rank {rank} ")]
             self.assertTrue(any("timeout" in line and test in line and " B)" in line for line in mine), err)
-            self.assertTrue(any(f"not arrived: rank {np - 1}" in line for line in mine), err)
+            self.assertTrue(any("not arrived: " in line and stopped_rank in line.split("not arrived: ")[1]
+                                and "not responding" in line for line in mine), err)
         self.assert_results_intact(6)
 
 

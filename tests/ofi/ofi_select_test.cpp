@@ -49,18 +49,44 @@ TEST(OfiSelect, OtherRanksMatchProviderAndAddressFormatOnTheirOwnInterface) {
   EXPECT_FALSE(match({here[0], here[2]}, chosen, true).has_value());
 }
 
-TEST(OfiSelect, RanksOfAHostSpreadOverItsDevices) {
-  const Candidate chosen = make("efa", "rdmap16s27-rdm", "efa");
+TEST(OfiSelect, RanksOfAHostSpreadEvenlyOverItsFabricDevices) {
+  const Candidate chosen = make("efa", "rdmap0-rdm", "efa");
+  std::vector<Candidate> p5;
+  for (int d = 0; d < 32; ++d) p5.push_back(make("efa", "rdmap" + std::to_string(d) + "-rdm", "efa"));
+  // 8 ranks (one per GPU) over 32 devices: every fourth, so no two share a PCIe switch's devices.
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(match(p5, chosen, true, r, 8), static_cast<std::size_t>(4 * r)) << r;
+  EXPECT_EQ(match(p5, chosen, true, 1, 2), 16u);
+
+  // Three distinct devices (a repeated entry is not a fourth) and five ranks: round robin.
   std::vector<Candidate> here;
   for (const char* d : {"rdmap16s27-rdm", "rdmap32s27-rdm", "rdmap16s27-rdm", "rdmap48s27-rdm"}) {
     here.push_back(make("efa", d, "efa"));
   }
   here.push_back(make("tcp;ofi_rxm", "eth0"));
-  // Three distinct devices; the repeated entry of the first one is not a fourth.
   const std::vector<std::size_t> expected{0, 1, 3, 0, 1};
-  for (int local_rank = 0; local_rank < 5; ++local_rank) {
-    EXPECT_EQ(match(here, chosen, true, local_rank), expected[static_cast<std::size_t>(local_rank)]) << local_rank;
-  }
+  for (int r = 0; r < 5; ++r) EXPECT_EQ(match(here, chosen, true, r, 5), expected[static_cast<std::size_t>(r)]) << r;
+}
+
+TEST(OfiSelect, IpInterfacesStayInRankZerosSubnetAndAreNotSpread) {
+  const auto ip = [](const char* domain, const char* fabric) {
+    return Candidate{"tcp;ofi_rxm", fabric, domain, "ipv4", false, false};
+  };
+  const Candidate chosen = ip("ens5", "10.0.0.0/16");
+  const std::vector<Candidate> here{ip("ens6", "192.168.0.0/24"), ip("ens5", "10.0.0.0/16")};
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(match(here, chosen, true, r, 4), 1u) << r;
+  // A host without an interface in that subnet takes its first (its traffic is routed).
+  EXPECT_EQ(match({here[0]}, chosen, true, 3, 4), 0u);
+}
+
+TEST(OfiSelect, ContainerAndVmBridgesOnlyWhenNothingElseIs) {
+  EXPECT_TRUE(host_only_bridge("docker0"));
+  EXPECT_TRUE(host_only_bridge("virbr0"));
+  EXPECT_FALSE(host_only_bridge("eth0"));
+  const std::vector<Candidate> c{make("tcp;ofi_rxm", "docker0"), make("tcp;ofi_rxm", "lo", "ipv4", true),
+                                 make("tcp;ofi_rxm", "eth0")};
+  EXPECT_EQ(choose(c, false), 2u);
+  EXPECT_EQ(choose({c[0], c[1]}, false), 0u);  // a bridge before loopback
+  EXPECT_EQ(match(c, make("tcp;ofi_rxm", "eth0"), true), 2u);
 }
 
 TEST(OfiSelect, RequireNetMatchesAnyLayerCaseInsensitively) {

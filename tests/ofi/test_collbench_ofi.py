@@ -86,6 +86,17 @@ class Behaviour(mpi.FaultInjection):
         self.assertEqual(bad.returncode, 2, bad.stderr)
         self.assertIn("COLLBENCH_OFI_MAX_MESSAGE=lots: expected a positive number of bytes", bad.stderr)
 
+    def test_split_messages_beyond_the_queue_depth(self):
+        # 4096 pieces per message, more than shm (1024) or tcp (2048) queue: every rank posting all
+        # its receives before its sends ran out of queue space (shm) or waited forever (tcp).
+        for provider in ("shm", "tcp"):
+            with self.subTest(provider=provider):
+                env = {"FI_PROVIDER": provider, "COLLBENCH_OFI_MAX_MESSAGE": "4096"}
+                p = ofi_run(2, ["alltoall,bibw", "-b", "32M", "-e", "32M", "-n", "2", "-w", "1", "--window", "2",
+                                "--timeout", "60"], env=env)
+                self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+                self.assertIn("# Wrong elements: 0 OK", p.stdout)
+
     def test_registered_buffers(self):
         p = ofi_run(2, ["bw,latency", "-b", "8", "-e", "1M", "-f", "32", "-R", "1", "--jsonl", self.jsonl])
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])

@@ -30,8 +30,14 @@ namespace {
 
 /// Tags carry the sender's rank in the low bits and a per-direction sequence number above them,
 /// so every message matches exactly one receive without FI_DIRECTED_RECV (which not every
-/// provider offers) and without relying on message ordering.
-constexpr int kRankBits = 24;
+/// provider offers) and without relying on message ordering. The rank takes as few bits as the
+/// job needs and the sequence wraps within the tag bits the provider matches (mem_tag_format,
+/// 48 on some providers): bits above them are ignored, so an unmasked sequence would make two
+/// messages match alike after 2^24 of them.
+///
+/// The fewest sequence bits accepted: the sequence must not wrap while a message of the same peer
+/// is still unmatched (a window of split messages, peers a few iterations apart).
+constexpr int kMinSequenceBits = 24;
 
 std::string address_format_name(std::uint32_t format) {
   switch (format) {
@@ -51,7 +57,10 @@ ofi::Candidate describe(const fi_info& info) {
   c.fabric = info.fabric_attr && info.fabric_attr->name ? info.fabric_attr->name : "?";
   c.domain = info.domain_attr && info.domain_attr->name ? info.domain_attr->name : "?";
   c.address_format = address_format_name(info.addr_format);
-  const auto* sa = static_cast<const sockaddr*>(info.src_addr);
+  // Only socket address formats hold a sockaddr; an EFA or string address would be misread.
+  const bool socket_address =
+      info.addr_format == FI_SOCKADDR || info.addr_format == FI_SOCKADDR_IN || info.addr_format == FI_SOCKADDR_IN6;
+  const auto* sa = socket_address ? static_cast<const sockaddr*>(info.src_addr) : nullptr;
   if (sa && info.src_addrlen >= sizeof(sockaddr_in) && sa->sa_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
     c.loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
@@ -107,7 +116,7 @@ class OfiBackend final : public Backend {
         device_(make_host_device(bootstrap.local_size())),
         send_seq_(static_cast<std::size_t>(size_), 0),
         recv_seq_(static_cast<std::size_t>(size_), 0) {
-    if (size_ >= (1 << kRankBits)) throw_usage("the ofi backend supports fewer than {} ranks", 1 << kRankBits);
+    while (rank_bits_ < 63 && (std::uint64_t{1} << rank_bits_) < static_cast<std::uint64_t>(size_)) ++rank_bits_;
     open(options, bootstrap);
     connect(bootstrap);
   }
@@ -181,6 +190,14 @@ class OfiBackend final : public Backend {
   void deregister_buffer(void* pointer) override { registrations_.erase(static_cast<const char*>(pointer)); }
 
  private:
+  /// One piece of a message (at most max_message_ bytes), queued until flush() posts it.
+  struct Piece {
+    char* data;
+    std::size_t bytes;
+    int peer;
+    std::uint64_t tag;
+  };
+
   void open(const Options& options, Bootstrap& bootstrap) {
     fi_info* hints = fi_allocinfo();
     if (!hints) throw_runtime("fi_allocinfo: out of memory");
@@ -230,7 +247,7 @@ class OfiBackend final : public Backend {
     if (!options.require_net.empty()) {
       if (auto why = ofi::require_provider(options.require_net, chosen)) throw Error(ExitCode::kRuntime, *why);
     }
-    const auto mine = ofi::match(candidates, chosen, multi_host, bootstrap.local_rank());
+    const auto mine = ofi::match(candidates, chosen, multi_host, bootstrap.local_rank(), bootstrap.local_size());
     if (!mine) {
       throw_runtime("libfabric on {} offers no {} endpoint over {} addresses, which rank 0 chose (found: {}); "
                     "install the same provider on every host or set FI_PROVIDER to one they share",
@@ -275,7 +292,32 @@ class OfiBackend final : public Backend {
       }
       max_message_ = std::min<std::size_t>(max_message_, value);
     }
+    // Both sides of a message must split it identically, so every rank uses the smallest limit
+    // of all (ranks on other devices or hosts may have another provider limit or environment);
+    // the same for the tag bits, since a receive matches the sender's sequence only within both.
+    int tag_bits = info->ep_attr->mem_tag_format ? 64 - __builtin_clzll(info->ep_attr->mem_tag_format) : 64;
+    for (const std::string& limits : bootstrap.allgather(fmt::format("{} {}", max_message_, tag_bits))) {
+      std::istringstream in(limits);
+      std::size_t other_message = SIZE_MAX;
+      int other_bits = 64;
+      in >> other_message >> other_bits;
+      max_message_ = std::min(max_message_, other_message);
+      tag_bits = std::min(tag_bits, other_bits);
+    }
+    if (tag_bits - rank_bits_ < kMinSequenceBits) {
+      throw_runtime("the {} provider matches {} tag bits; the ofi backend needs {} for {} ranks",
+                    local.provider, tag_bits, rank_bits_ + kMinSequenceBits, size_);
+    }
+    sequence_mask_ = tag_bits - rank_bits_ >= 64 ? ~std::uint64_t{0}
+                                                 : (std::uint64_t{1} << (tag_bits - rank_bits_)) - 1;
     inject_limit_ = info->tx_attr->inject_size;
+    inject_flags_ = info->tx_attr->op_flags | FI_INJECT | FI_COMPLETION;
+    // Operations in flight stay within the provider's queues: posting a whole split message (or an
+    // all-to-all) before reading any completion overflows them (-FI_EAGAIN, or -FI_ENOMEM from
+    // shm), and a rank that waits for queue space while its peers wait for its sends never ends.
+    const std::size_t tx_size = info->tx_attr->size ? info->tx_attr->size : SIZE_MAX;
+    const std::size_t rx_size = info->rx_attr->size ? info->rx_attr->size : SIZE_MAX;
+    max_in_flight_ = std::max<std::size_t>(std::min(tx_size, rx_size), 1);
     mr_mode_ = info->domain_attr->mr_mode;
     register_ = (mr_mode_ & FI_MR_LOCAL) != 0 || options.register_buffers > 0;
     // Busy polling is what a latency benchmark wants, but with more ranks than cores a spinning
@@ -303,6 +345,7 @@ class OfiBackend final : public Backend {
     info_.facts["max_msg_size"] = std::to_string(info->ep_attr->max_msg_size);
     info_.facts["message_limit"] = std::to_string(max_message_);
     info_.facts["inject_size"] = std::to_string(inject_limit_);
+    info_.facts["tag_bits"] = std::to_string(tag_bits);
     info_.facts["idle_polling"] = yield_when_idle_ ? "yield (more ranks than cores)" : "spin";
     info_.facts["registered"] = register_ ? ((mr_mode_ & FI_MR_LOCAL) ? "yes (provider needs FI_MR_LOCAL)" : "yes (-R)") : "no";
   }
@@ -340,7 +383,7 @@ class OfiBackend final : public Backend {
   }
 
   std::uint64_t tag(int sender, std::uint64_t sequence) const {
-    return (sequence << kRankBits) | static_cast<std::uint64_t>(sender);
+    return ((sequence & sequence_mask_) << rank_bits_) | static_cast<std::uint64_t>(sender);
   }
 
   /// Posts one operation, driving progress while the provider's queue is full (-FI_EAGAIN).
@@ -354,27 +397,14 @@ class OfiBackend final : public Backend {
     }
   }
 
-  /// Messages above the provider's limit go as several; both sides split identically.
+  /// Messages above the provider's limit go as several; both sides split identically. The pieces
+  /// are queued and posted by flush(), so that receives and sends alternate.
   void post_send(const void* data, std::size_t bytes, int peer) {
-    const char* p = static_cast<const char*>(data);
+    char* p = const_cast<char*>(static_cast<const char*>(data));
     std::size_t offset = 0;
     do {
       const std::size_t chunk = std::min(bytes - offset, max_message_);
-      const std::uint64_t t = tag(rank_, send_seq_[static_cast<std::size_t>(peer)]++);
-      void* desc = descriptor(p + offset, chunk);
-      if (chunk <= inject_limit_) {
-        // Small messages go out inline and produce no completion: the buffer is reusable at once.
-        post([&] { return fi_tinject(endpoint_.get(), p + offset, chunk, addresses_[static_cast<std::size_t>(peer)], t); },
-             "fi_tinject");
-      } else {
-        fi_context2& context = contexts_.emplace_back();
-        post([&] {
-               return fi_tsend(endpoint_.get(), p + offset, chunk, desc, addresses_[static_cast<std::size_t>(peer)], t,
-                               &context);
-             },
-             "fi_tsend");
-        ++pending_;
-      }
+      sends_.push_back(Piece{p + offset, chunk, peer, tag(rank_, send_seq_[static_cast<std::size_t>(peer)]++)});
       offset += chunk;
     } while (offset < bytes);
   }
@@ -384,17 +414,65 @@ class OfiBackend final : public Backend {
     std::size_t offset = 0;
     do {
       const std::size_t chunk = std::min(bytes - offset, max_message_);
-      const std::uint64_t t = tag(peer, recv_seq_[static_cast<std::size_t>(peer)]++);
-      void* desc = descriptor(p + offset, chunk);
-      fi_context2& context = contexts_.emplace_back();
-      post([&] {
-             return fi_trecv(endpoint_.get(), p + offset, chunk, desc, addresses_[static_cast<std::size_t>(peer)], t, 0,
-                             &context);
-           },
-           "fi_trecv");
-      ++pending_;
+      recvs_.push_back(Piece{p + offset, chunk, peer, tag(peer, recv_seq_[static_cast<std::size_t>(peer)]++)});
       offset += chunk;
     } while (offset < bytes);
+  }
+
+  /// Posts the queued pieces, a receive and a send in turn (bibw and all-to-all queue every
+  /// receive or every send of a peer first: posted in that order, two ranks could each fill their
+  /// queues with sends the other has not posted receives for yet), never more in flight than the
+  /// provider's queues hold.
+  void flush() {
+    std::size_t r = 0, s = 0;
+    while (r < recvs_.size() || s < sends_.size()) {
+      if (r < recvs_.size()) start_recv(recvs_[r++]);
+      if (s < sends_.size()) start_send(sends_[s++]);
+    }
+    recvs_.clear();
+    sends_.clear();
+  }
+
+  void make_room() {
+    while (pending_ >= max_in_flight_) progress();
+  }
+
+  void start_send(const Piece& piece) {
+    make_room();
+    void* desc = descriptor(piece.data, piece.bytes);
+    const fi_addr_t to = addresses_[static_cast<std::size_t>(piece.peer)];
+    fi_context2& context = contexts_.emplace_back();
+    if (piece.bytes <= inject_limit_) {
+      // Small messages go inline: the buffer is reusable at once. Unlike fi_tinject, this asks for
+      // a completion: under manual progress (EFA, rxm) an injected message may still sit in the
+      // provider's queue, and a rank that stopped reading its queue (a bootstrap barrier) while
+      // its peer waits for that message would hang both.
+      iovec iov{piece.data, piece.bytes};
+      fi_msg_tagged msg{};
+      msg.msg_iov = &iov;
+      msg.desc = &desc;
+      msg.iov_count = 1;
+      msg.addr = to;
+      msg.tag = piece.tag;
+      msg.context = &context;
+      post([&] { return fi_tsendmsg(endpoint_.get(), &msg, inject_flags_); }, "fi_tsendmsg (inject)");
+    } else {
+      post([&] { return fi_tsend(endpoint_.get(), piece.data, piece.bytes, desc, to, piece.tag, &context); },
+           "fi_tsend");
+    }
+    ++pending_;
+  }
+
+  void start_recv(const Piece& piece) {
+    make_room();
+    void* desc = descriptor(piece.data, piece.bytes);
+    fi_context2& context = contexts_.emplace_back();
+    post([&] {
+           return fi_trecv(endpoint_.get(), piece.data, piece.bytes, desc,
+                           addresses_[static_cast<std::size_t>(piece.peer)], piece.tag, 0, &context);
+         },
+         "fi_trecv");
+    ++pending_;
   }
 
   /// Reads completions; a failed operation ends the run with the provider's own explanation.
@@ -403,7 +481,7 @@ class OfiBackend final : public Backend {
     fi_cq_entry entries[16];
     const ssize_t n = fi_cq_read(cq_.get(), entries, 16);
     if (n > 0) {
-      pending_ -= static_cast<std::size_t>(n);
+      pending_ -= std::min(pending_, static_cast<std::size_t>(n));
       return;
     }
     if (n == -FI_EAGAIN) {
@@ -412,7 +490,9 @@ class OfiBackend final : public Backend {
     }
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry error{};
-      fi_cq_readerr(cq_.get(), &error, 0);
+      const ssize_t read = fi_cq_readerr(cq_.get(), &error, 0);
+      if (read == -FI_EAGAIN) return;  // not yet visible: fi_cq_read reports it again
+      if (read < 0) ofi::fail(read, "fi_cq_readerr", __FILE__, __LINE__);
       char detail[256] = {};
       const char* text = fi_cq_strerror(cq_.get(), error.prov_errno, error.err_data, detail, sizeof detail);
       throw_runtime("libfabric ({}): an operation failed on rank {}: {} ({})", info_.facts["network.provider"],
@@ -422,6 +502,7 @@ class OfiBackend final : public Backend {
   }
 
   void wait_all() {
+    flush();
     while (pending_ > 0) progress();
     contexts_.clear();
   }
@@ -438,6 +519,12 @@ class OfiBackend final : public Backend {
   std::vector<fi_addr_t> addresses_;
   std::vector<std::uint64_t> send_seq_;
   std::vector<std::uint64_t> recv_seq_;
+  int rank_bits_ = 1;
+  std::uint64_t sequence_mask_ = ~std::uint64_t{0};
+  std::vector<Piece> sends_;
+  std::vector<Piece> recvs_;
+  std::size_t max_in_flight_ = SIZE_MAX;
+  std::uint64_t inject_flags_ = 0;
   // Each posted operation's context: the provider's scratch space under FI_CONTEXT/FI_CONTEXT2,
   // at a stable address until the operation completes.
   std::deque<fi_context2> contexts_;

@@ -30,17 +30,26 @@ bool host_local_provider(std::string_view provider);
 /// provider cannot; a link-local IPv6 address never can (peers get no scope id).
 bool usable(const Candidate& c, bool multi_host);
 
+/// true for IPv4 and IPv6 addresses (tcp, sockets, verbs through rxm over IPoIB).
+bool ip_address(const Candidate& c);
+
+/// Interfaces that look alike on every host and reach none of the others: container and VM
+/// bridges (docker0, virbr0). As NCCL does by default, they are used only when nothing else is.
+bool host_only_bridge(std::string_view domain);
+
 /// The candidate rank 0 opens: the first usable one in libfabric's order of preference (which
-/// honours FI_PROVIDER), loopback only when nothing else is usable. nullopt when none is.
+/// honours FI_PROVIDER), a container bridge or loopback only when nothing else is usable.
+/// nullopt when none is.
 std::optional<std::size_t> choose(const std::vector<Candidate>& candidates, bool multi_host);
 
 /// The candidate a rank opens to talk over rank 0's choice: a usable one with the same provider
-/// and address format (its domain, the local interface, may have another name on this host).
-/// Hosts with several such interfaces (a p5 has 32 EFA devices) spread their ranks over them:
-/// local rank r takes the (r mod n)-th distinct domain, in libfabric's order, so local rank 0
-/// opens what choose() picked. Loopback counts only where no other interface matches.
+/// and address format (its domain, the local interface, may have another name on this host),
+/// preferred as choose() prefers. For IP addresses, the interface in rank 0's subnet (fabric)
+/// where the host has one, else its first. Fabric devices (a p5 has 32 EFA devices) are shared
+/// out among the host's ranks, evenly spaced: local rank r of s takes the (r*n/s)-th of n distinct
+/// domains (r mod n when s > n), so local rank 0 opens what choose() picked.
 std::optional<std::size_t> match(const std::vector<Candidate>& candidates, const Candidate& chosen,
-                                 bool multi_host, int local_rank = 0);
+                                 bool multi_host, int local_rank = 0, int local_size = 1);
 
 /// Why the chosen provider is not the one --require-net names, or nullopt when it is. The name
 /// matches any layer, case-insensitively ("efa", "tcp", "EFA"); "Libfabric" and "ofi" match any
