@@ -194,6 +194,24 @@ std::vector<const Comparison::SeriesPair*> pairs_for(const Comparison& c, const 
   return pairs;
 }
 
+/// Splits the `count` configuration pairs into panels of at most `limit` (titled "k–m of n" when
+/// there are several), `add(i, panel)` adding pair i's series; several panels go two to a row.
+template <typename AddPair>
+void fill_pair_panels(Chart& chart, std::size_t count, std::size_t limit, AddPair add) {
+  for (std::size_t k = 0; k < count; k += limit) {
+    Panel panel;
+    if (count > limit)
+      panel.title = fmt::format("{}–{} of {}", k + 1, std::min(count, k + limit), count);
+    for (std::size_t i = k; i < std::min(count, k + limit); ++i) add(i, panel);
+    chart.panels.push_back(std::move(panel));
+  }
+  if (chart.panels.size() > 1) {
+    chart.columns = 2;
+    chart.panel_width = 480;
+    chart.panel_height = 290;
+  }
+}
+
 }  // namespace
 
 std::optional<Chart> ratio_chart(const Comparison& comparison, const Model& baseline,
@@ -211,38 +229,26 @@ std::optional<Chart> ratio_chart(const Comparison& comparison, const Model& base
   const double t = comparison.threshold;
   chart.references.push_back({1.0, 1 - t, 1 + t, fmt::format("±{:g}% threshold", 100 * t)});
   const std::size_t limit = static_cast<std::size_t>(std::max(1, options.max_series_per_panel));
-  for (std::size_t k = 0; k < pairs.size(); k += limit) {
-    Panel panel;
-    if (pairs.size() > limit)
-      panel.title =
-          fmt::format("{}–{} of {}", k + 1, std::min(pairs.size(), k + limit), pairs.size());
-    for (std::size_t i = k; i < std::min(pairs.size(), k + limit); ++i) {
-      ChartSeries cs;
-      cs.name = pairs[i]->config;
-      cs.style = static_cast<int>(i);
-      for (std::size_t index : pairs[i]->points) {
-        const MatchedPoint& m = comparison.matched[index];
-        ChartPoint cp;
-        cp.x = static_cast<double>(m.bytes);
-        cp.y = m.ratio;
-        cp.flagged = m.verdict == Verdict::kRegression;
-        cp.title = fmt::format("{}\n{}: {}× ({})\nbaseline {} GB/s, candidate {} GB/s", cs.name,
-                               format_bytes(m.bytes), format_sig(m.ratio), name(m.verdict),
-                               format_sig(m.baseline.busbw), format_sig(m.candidate.busbw));
-        cs.points.push_back(std::move(cp));
-      }
-      panel.series.push_back(std::move(cs));
+  fill_pair_panels(chart, pairs.size(), limit, [&](std::size_t i, Panel& panel) {
+    ChartSeries cs;
+    cs.name = pairs[i]->config;
+    cs.style = static_cast<int>(i);
+    for (std::size_t index : pairs[i]->points) {
+      const MatchedPoint& m = comparison.matched[index];
+      ChartPoint cp;
+      cp.x = static_cast<double>(m.bytes);
+      cp.y = m.ratio;
+      cp.flagged = m.verdict == Verdict::kRegression;
+      cp.title = fmt::format("{}\n{}: {}× ({})\nbaseline {} GB/s, candidate {} GB/s", cs.name,
+                             format_bytes(m.bytes), format_sig(m.ratio), name(m.verdict),
+                             format_sig(m.baseline.busbw), format_sig(m.candidate.busbw));
+      cs.points.push_back(std::move(cp));
     }
-    chart.panels.push_back(std::move(panel));
-  }
+    panel.series.push_back(std::move(cs));
+  });
   for (std::size_t i = 0; i < pairs.size(); ++i)
     chart.legend.push_back({pairs[i]->config, static_cast<int>(i), "", false});
   chart.legend.push_back({fmt::format("±{:g}% threshold", 100 * t), 0, "", true});
-  if (chart.panels.size() > 1) {
-    chart.columns = 2;
-    chart.panel_width = 480;
-    chart.panel_height = 290;
-  }
   return chart;
 }
 
@@ -263,41 +269,29 @@ std::optional<Chart> overlay_chart(const Comparison& comparison, const Model& ba
              true};
   // Two lines per configuration: half as many configurations per panel.
   const std::size_t limit = static_cast<std::size_t>(std::max(1, options.max_series_per_panel / 2));
-  for (std::size_t k = 0; k < pairs.size(); k += limit) {
-    Panel panel;
-    if (pairs.size() > limit)
-      panel.title =
-          fmt::format("{}–{} of {}", k + 1, std::min(pairs.size(), k + limit), pairs.size());
-    for (std::size_t i = k; i < std::min(pairs.size(), k + limit); ++i) {
-      for (int side = 0; side < 2; ++side) {
-        const Model& m = side == 0 ? baseline : candidate;
-        const Series& s = m.series[side == 0 ? pairs[i]->baseline : pairs[i]->candidate];
-        ChartSeries cs;
-        cs.name = fmt::format("{} ({})", pairs[i]->config, side == 0 ? "baseline" : "candidate");
-        cs.style = static_cast<int>(i);
-        cs.dash = side == 0 ? "7 4" : "solid";
-        for (const auto& p : s.points) {
-          ChartPoint cp;
-          cp.x = static_cast<double>(p.bytes);
-          cp.y = p.busbw;
-          cp.title = fmt::format("{}\n{}: {} GB/s, {} µs", cs.name, format_bytes(p.bytes),
-                                 format_sig(p.busbw), format_sig(p.time_us));
-          cs.points.push_back(std::move(cp));
-        }
-        panel.series.push_back(std::move(cs));
+  fill_pair_panels(chart, pairs.size(), limit, [&](std::size_t i, Panel& panel) {
+    for (int side = 0; side < 2; ++side) {
+      const Model& m = side == 0 ? baseline : candidate;
+      const Series& s = m.series[side == 0 ? pairs[i]->baseline : pairs[i]->candidate];
+      ChartSeries cs;
+      cs.name = fmt::format("{} ({})", pairs[i]->config, side == 0 ? "baseline" : "candidate");
+      cs.style = static_cast<int>(i);
+      cs.dash = side == 0 ? "7 4" : "solid";
+      for (const auto& p : s.points) {
+        ChartPoint cp;
+        cp.x = static_cast<double>(p.bytes);
+        cp.y = p.busbw;
+        cp.title = fmt::format("{}\n{}: {} GB/s, {} µs", cs.name, format_bytes(p.bytes),
+                               format_sig(p.busbw), format_sig(p.time_us));
+        cs.points.push_back(std::move(cp));
       }
+      panel.series.push_back(std::move(cs));
     }
-    chart.panels.push_back(std::move(panel));
-  }
+  });
   for (std::size_t i = 0; i < pairs.size(); ++i)
     chart.legend.push_back({pairs[i]->config, static_cast<int>(i), "solid", false});
   chart.legend.push_back({"baseline", 6, "7 4", false});
   chart.legend.push_back({"candidate", 6, "solid", false});
-  if (chart.panels.size() > 1) {
-    chart.columns = 2;
-    chart.panel_width = 480;
-    chart.panel_height = 290;
-  }
   return chart;
 }
 
