@@ -289,6 +289,21 @@ class FaultInjection(Workdir):
         self.assert_results_intact(6)
 
 
+    def assert_killed_rank_ends_the_job(self, args):
+        """Kills rank 1 of 3 once results flow, with the watchdog off (the launcher alone must end
+        the job) and on; the job must end with an error and the results written so far intact."""
+        for timeout in ("0", "30"):
+            with self.subTest(timeout=timeout):
+                if os.path.exists(self.jsonl):
+                    os.remove(self.jsonl)
+                proc = self.start(3, args + ["--timeout", timeout, "--jsonl", self.jsonl])
+                self.wait_for_rows(proc, 6)
+                self.signal_rank(1, signal.SIGKILL)
+                code, _, _ = self.finish(proc, 60)
+                self.assertNotEqual(code, 0)
+                self.assert_results_intact(6)
+
+
 class Failures(FaultInjection):
     def test_wrong_data_exits_1_and_names_the_mismatch(self):
         env = {"LD_PRELOAD": CORRUPT_LIB, "COLLBENCH_TEST_CORRUPT_RANK": "1"}
@@ -313,17 +328,8 @@ class Failures(FaultInjection):
                                                "all", "-n", "300", "--backend", "mpi"], "all_reduce")
 
     def test_killed_rank_does_not_hang_the_job(self):
-        for timeout in ("0", "30"):  # with the watchdog off, the launcher alone must end the job
-            with self.subTest(timeout=timeout):
-                if os.path.exists(self.jsonl):
-                    os.remove(self.jsonl)
-                proc = self.start(3, ["all_reduce", "-b", "8", "-e", "16M", "-f", "2", "-d", "all", "-o", "all",
-                                      "-n", "300", "--timeout", timeout, "--backend", "mpi", "--jsonl", self.jsonl])
-                self.wait_for_rows(proc, 6)
-                self.signal_rank(1, signal.SIGKILL)
-                code, _, _ = self.finish(proc, 60)
-                self.assertNotEqual(code, 0)
-                self.assert_results_intact(6)
+        self.assert_killed_rank_ends_the_job(["all_reduce", "-b", "8", "-e", "16M", "-f", "2", "-d", "all", "-o",
+                                              "all", "-n", "300", "--backend", "mpi"])
 
 
 if __name__ == "__main__":
