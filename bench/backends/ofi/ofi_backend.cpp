@@ -144,19 +144,20 @@ class OfiBackend final : public Backend {
   void submit(const CollArgs& a) override {
     const std::size_t bytes = a.count * size_of(a.dtype);
     switch (a.primitive) {
-      case Primitive::kSend: post_send(a.send, bytes, a.peer); break;
-      case Primitive::kRecv: post_recv(a.recv, bytes, a.peer); break;
+      case Primitive::kSend: queue_send(a.send, bytes, a.peer); break;
+      case Primitive::kRecv: queue_recv(a.recv, bytes, a.peer); break;
       case Primitive::kAllToAll: {
-        // Every pair at once: all receives posted first, then all sends; the own block is a copy.
+        // Every pair at once: a receive from and a send to each peer (flush() posts them in turn,
+        // in this order, so that both ends of a pair agree); the own block is a copy.
         const char* send = static_cast<const char*>(a.send);
         char* recv = static_cast<char*>(a.recv);
         for (int step = 1; step < size_; ++step) {
           const int peer = (rank_ + size_ - step) % size_;
-          post_recv(recv + bytes * static_cast<std::size_t>(peer), bytes, peer);
+          queue_recv(recv + bytes * static_cast<std::size_t>(peer), bytes, peer);
         }
         for (int step = 1; step < size_; ++step) {
           const int peer = (rank_ + step) % size_;
-          post_send(send + bytes * static_cast<std::size_t>(peer), bytes, peer);
+          queue_send(send + bytes * static_cast<std::size_t>(peer), bytes, peer);
         }
         std::memcpy(recv + bytes * static_cast<std::size_t>(rank_), send + bytes * static_cast<std::size_t>(rank_),
                     bytes);
@@ -397,24 +398,23 @@ class OfiBackend final : public Backend {
     }
   }
 
-  /// Messages above the provider's limit go as several; both sides split identically. The pieces
-  /// are queued and posted by flush(), so that receives and sends alternate.
-  void post_send(const void* data, std::size_t bytes, int peer) {
-    char* p = const_cast<char*>(static_cast<const char*>(data));
-    std::size_t offset = 0;
-    do {
-      const std::size_t chunk = std::min(bytes - offset, max_message_);
-      sends_.push_back(Piece{p + offset, chunk, peer, tag(rank_, send_seq_[static_cast<std::size_t>(peer)]++)});
-      offset += chunk;
-    } while (offset < bytes);
+  void queue_send(const void* data, std::size_t bytes, int peer) {
+    split(sends_, const_cast<char*>(static_cast<const char*>(data)), bytes, peer, rank_,
+          send_seq_[static_cast<std::size_t>(peer)]);
   }
 
-  void post_recv(void* data, std::size_t bytes, int peer) {
-    char* p = static_cast<char*>(data);
+  void queue_recv(void* data, std::size_t bytes, int peer) {
+    split(recvs_, static_cast<char*>(data), bytes, peer, peer, recv_seq_[static_cast<std::size_t>(peer)]);
+  }
+
+  /// Queues a message for flush() as pieces of at most the agreed limit (both sides split it
+  /// identically), each tagged with its sender and the next sequence number of its direction.
+  void split(std::vector<Piece>& queue, char* data, std::size_t bytes, int peer, int sender,
+             std::uint64_t& sequence) {
     std::size_t offset = 0;
     do {
       const std::size_t chunk = std::min(bytes - offset, max_message_);
-      recvs_.push_back(Piece{p + offset, chunk, peer, tag(peer, recv_seq_[static_cast<std::size_t>(peer)]++)});
+      queue.push_back(Piece{data + offset, chunk, peer, tag(sender, sequence++)});
       offset += chunk;
     } while (offset < bytes);
   }
