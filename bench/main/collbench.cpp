@@ -45,11 +45,10 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   for (const auto& test : options.tests) tests.push_back(find_spec(all_specs(), test));
 
   std::unique_ptr<Backend> backend = make_backend(options, bootstrap);
-  // The nccl and ofi backends check --require-net themselves, before anything is measured.
-  if (!options.require_net.empty() && backend->info().name == "mpi") {
-    throw_usage("--require-net {}: the mpi backend uses what Open MPI chooses and cannot check it "
+  if (!options.require_net.empty() && !backend->info().checks_network) {
+    throw_usage("--require-net {}: the {} backend uses what its library chooses and cannot check it "
                 "(see OMPI_MCA_btl / OMPI_MCA_mtl); use --backend nccl or ofi",
-                options.require_net);
+                options.require_net, backend->info().name);
   }
   if (options.graph_launches > 0 && !backend->device().supports_graphs()) {
     throw_usage("-G {}: CUDA-graph mode needs a backend on a GPU stream (--backend nccl); the {} "

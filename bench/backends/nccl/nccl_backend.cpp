@@ -398,6 +398,7 @@ class NcclBackend final : public Backend {
     info_.library = "NCCL " + nccl::version_string(nccl_version_);
     info_.memory = MemoryKind::kDevice;
     info_.stream_ordered = true;
+    info_.checks_network = true;
     info_.max_count = 0;
     info_.facts = nccl::network_facts(facts, ranks);
     info_.facts["library.nccl"] = nccl::version_string(nccl_version_);

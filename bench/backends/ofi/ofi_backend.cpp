@@ -332,6 +332,7 @@ class OfiBackend final : public Backend {
                                 FI_MAJOR(info->fabric_attr->prov_version), FI_MINOR(info->fabric_attr->prov_version));
     info_.memory = MemoryKind::kHost;
     info_.stream_ordered = false;
+    info_.checks_network = true;
     info_.facts["network.net"] = "Libfabric";
     info_.facts["network.provider"] = local.provider;
     info_.facts["network.fabric"] = local.fabric;

@@ -40,6 +40,9 @@ struct BackendInfo {
   /// true: submit() only enqueues (NCCL on a CUDA stream); completion is observed by
   /// synchronize(). false: submit() returns when the operation has completed locally.
   bool stream_ordered = false;
+  /// true when the backend checks --require-net against the network it selected (before
+  /// anything is measured); the others refuse the option.
+  bool checks_network = false;
   /// Largest element count one call accepts (MPI counts are ints); 0 when unlimited.
   std::size_t max_count = 0;
   /// Facts for the run context (network selected, GPUDirect RDMA, provider, ...).
