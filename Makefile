@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all setup configure build demo test bench fuzz clean
+.PHONY: all setup configure build demo test bench fuzz format clean
 
 all: build
 
@@ -28,6 +28,9 @@ bench: build
 
 fuzz: setup
 	@scripts/fuzz
+
+format:
+	@scripts/format
 
 clean:
 	rm -rf $(BUILD)

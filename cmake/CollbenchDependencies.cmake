@@ -11,6 +11,36 @@ find_package(Threads REQUIRED)
 add_library(collbench_fmt INTERFACE)
 target_link_libraries(collbench_fmt INTERFACE fmt::fmt-header-only)
 
+# The tools and suites that are optional need their libraries only when they are built.
+if(COLLBENCH_BUILD_SWEEP)
+  find_package(yaml-cpp)
+  if(NOT yaml-cpp_FOUND)
+    message(FATAL_ERROR "collbench-sweep needs yaml-cpp: run scripts/setup (Debian package "
+                        "libyaml-cpp-dev), or configure with -DCOLLBENCH_BUILD_SWEEP=OFF")
+  endif()
+endif()
+if(COLLBENCH_BUILD_REPORT)
+  find_package(simdjson CONFIG)
+  if(NOT simdjson_FOUND)
+    message(FATAL_ERROR "collbench-report needs simdjson: run scripts/setup (Debian package "
+                        "libsimdjson-dev), or configure with -DCOLLBENCH_BUILD_REPORT=OFF")
+  endif()
+endif()
+if(COLLBENCH_BUILD_TESTS)
+  find_package(GTest)
+  if(NOT GTest_FOUND)
+    message(FATAL_ERROR "the tests need GoogleTest: run scripts/setup (Debian packages "
+                        "libgtest-dev libgmock-dev), or configure with -DCOLLBENCH_BUILD_TESTS=OFF")
+  endif()
+endif()
+if(COLLBENCH_BUILD_BENCHMARKS)
+  find_package(benchmark QUIET)
+  if(NOT benchmark_FOUND)
+    message(STATUS "Google Benchmark not found: the benchmarks of collbench itself are not built")
+    set(COLLBENCH_BUILD_BENCHMARKS OFF)
+  endif()
+endif()
+
 # found_var names the variable that says whether the dependency was found.
 function(collbench_optional name found_var)
   set(found OFF)

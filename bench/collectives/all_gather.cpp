@@ -9,26 +9,26 @@ const CollectiveSpec& all_gather_spec() {
       .name = "all_gather",
       .summary = "every rank ends with all ranks' blocks, in rank order",
       .kind = TestKind::kCollective,
-      .reduces = false,
-      .rooted = false,
       .has_in_place = true,
       .primitives = {Primitive::kAllGather},
       // The size is the gathered buffer; each rank contributes 1/n of it and, in place, its
       // block already sits at its slot of the output.
-      .layout = [](std::size_t count, int n) {
-        Layout l;
-        l.param_count = count / static_cast<std::size_t>(n);
-        l.send_count = l.param_count;
-        l.recv_count = l.param_count * static_cast<std::size_t>(n);
-        l.send_inplace_offset = l.param_count;
-        return l;
-      },
+      .layout =
+          [](std::size_t count, int n) {
+            Layout l;
+            l.param_count = count / static_cast<std::size_t>(n);
+            l.send_count = l.param_count;
+            l.recv_count = l.param_count * static_cast<std::size_t>(n);
+            l.send_inplace_offset = l.param_count;
+            return l;
+          },
       .bus_factor = factor_n_minus_1_over_n,
       .alg_bytes = all_ranks_bytes,
       .transfers_per_iteration = one_transfer,
-      .issue = [](const IssueContext& c) {
-        c.backend.submit(args(Primitive::kAllGather, c, c.send, c.recv, c.layout.param_count));
-      },
+      .issue =
+          [](const IssueContext& c) {
+            c.backend.submit(args(Primitive::kAllGather, c, c.send, c.recv, c.layout.param_count));
+          },
       .expect = [](const ExpectContext& c) -> std::optional<VerifySpec> {
         VerifySpec v;
         v.count = c.layout.recv_count;

@@ -10,7 +10,6 @@ const CollectiveSpec& all_reduce_spec() {
       .summary = "every rank ends with the reduction of all ranks' buffers",
       .kind = TestKind::kCollective,
       .reduces = true,
-      .rooted = false,
       .has_in_place = true,
       .primitives = {Primitive::kAllReduce},
       .layout = same_size_layout,
@@ -18,9 +17,10 @@ const CollectiveSpec& all_reduce_spec() {
       .bus_factor = [](int n) { return 2.0 * (n - 1) / n; },
       .alg_bytes = param_bytes,
       .transfers_per_iteration = one_transfer,
-      .issue = [](const IssueContext& c) {
-        c.backend.submit(args(Primitive::kAllReduce, c, c.send, c.recv, c.layout.param_count));
-      },
+      .issue =
+          [](const IssueContext& c) {
+            c.backend.submit(args(Primitive::kAllReduce, c, c.send, c.recv, c.layout.param_count));
+          },
       .expect = [](const ExpectContext& c) -> std::optional<VerifySpec> {
         VerifySpec v;
         v.count = c.layout.param_count;

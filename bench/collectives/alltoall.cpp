@@ -7,25 +7,25 @@ using namespace collectives;
 const CollectiveSpec& alltoall_spec() {
   static const CollectiveSpec spec{
       .name = "alltoall",
-      .summary = "rank r sends block p of its buffer to rank p and receives block r of every rank's",
+      .summary =
+          "rank r sends block p of its buffer to rank p and receives block r of every rank's",
       .kind = TestKind::kCollective,
-      .reduces = false,
-      .rooted = false,
       // NCCL builds all-to-all from grouped sends and receives, which must not share a buffer.
-      .has_in_place = false,
       .primitives = {Primitive::kAllToAll},
-      .layout = [](std::size_t count, int n) {
-        Layout l;
-        l.param_count = count / static_cast<std::size_t>(n);  // elements per peer
-        l.send_count = l.recv_count = l.param_count * static_cast<std::size_t>(n);
-        return l;
-      },
+      .layout =
+          [](std::size_t count, int n) {
+            Layout l;
+            l.param_count = count / static_cast<std::size_t>(n);  // elements per peer
+            l.send_count = l.recv_count = l.param_count * static_cast<std::size_t>(n);
+            return l;
+          },
       .bus_factor = factor_n_minus_1_over_n,
       .alg_bytes = all_ranks_bytes,
       .transfers_per_iteration = one_transfer,
-      .issue = [](const IssueContext& c) {
-        c.backend.submit(args(Primitive::kAllToAll, c, c.send, c.recv, c.layout.param_count));
-      },
+      .issue =
+          [](const IssueContext& c) {
+            c.backend.submit(args(Primitive::kAllToAll, c, c.send, c.recv, c.layout.param_count));
+          },
       // Block p of the output is rank p's input block r.
       .expect = [](const ExpectContext& c) -> std::optional<VerifySpec> {
         VerifySpec v;

@@ -9,7 +9,6 @@ const CollectiveSpec& broadcast_spec() {
       .name = "broadcast",
       .summary = "every rank ends with the root's buffer (-r)",
       .kind = TestKind::kCollective,
-      .reduces = false,
       .rooted = true,
       .has_in_place = true,
       .primitives = {Primitive::kBroadcast},
@@ -17,9 +16,10 @@ const CollectiveSpec& broadcast_spec() {
       .bus_factor = factor_one,
       .alg_bytes = param_bytes,
       .transfers_per_iteration = one_transfer,
-      .issue = [](const IssueContext& c) {
-        c.backend.submit(args(Primitive::kBroadcast, c, c.send, c.recv, c.layout.param_count));
-      },
+      .issue =
+          [](const IssueContext& c) {
+            c.backend.submit(args(Primitive::kBroadcast, c, c.send, c.recv, c.layout.param_count));
+          },
       .expect = [](const ExpectContext& c) -> std::optional<VerifySpec> {
         return copy_of(c.root, c.layout.param_count);
       },

@@ -46,6 +46,7 @@ inline CollArgs args(Primitive p, const IssueContext& c, const void* send, void*
   a.op = c.op;
   a.root = c.root;
   a.peer = peer;
+  a.placement = c.placement;
   return a;
 }
 

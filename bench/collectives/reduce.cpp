@@ -17,9 +17,10 @@ const CollectiveSpec& reduce_spec() {
       .bus_factor = factor_one,
       .alg_bytes = param_bytes,
       .transfers_per_iteration = one_transfer,
-      .issue = [](const IssueContext& c) {
-        c.backend.submit(args(Primitive::kReduce, c, c.send, c.recv, c.layout.param_count));
-      },
+      .issue =
+          [](const IssueContext& c) {
+            c.backend.submit(args(Primitive::kReduce, c, c.send, c.recv, c.layout.param_count));
+          },
       // Only the root's output is defined.
       .expect = [](const ExpectContext& c) -> std::optional<VerifySpec> {
         if (c.rank != c.root) return std::nullopt;

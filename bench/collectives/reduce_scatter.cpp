@@ -10,24 +10,26 @@ const CollectiveSpec& reduce_scatter_spec() {
       .summary = "rank r ends with block r of the reduction of all ranks' buffers",
       .kind = TestKind::kCollective,
       .reduces = true,
-      .rooted = false,
       .has_in_place = true,
       .primitives = {Primitive::kReduceScatter},
       // The size is the input buffer; in place, rank r's block of the result lands at offset r.
-      .layout = [](std::size_t count, int n) {
-        Layout l;
-        l.param_count = count / static_cast<std::size_t>(n);
-        l.recv_count = l.param_count;
-        l.send_count = l.param_count * static_cast<std::size_t>(n);
-        l.recv_inplace_offset = l.param_count;
-        return l;
-      },
+      .layout =
+          [](std::size_t count, int n) {
+            Layout l;
+            l.param_count = count / static_cast<std::size_t>(n);
+            l.recv_count = l.param_count;
+            l.send_count = l.param_count * static_cast<std::size_t>(n);
+            l.recv_inplace_offset = l.param_count;
+            return l;
+          },
       .bus_factor = factor_n_minus_1_over_n,
       .alg_bytes = all_ranks_bytes,
       .transfers_per_iteration = one_transfer,
-      .issue = [](const IssueContext& c) {
-        c.backend.submit(args(Primitive::kReduceScatter, c, c.send, c.recv, c.layout.param_count));
-      },
+      .issue =
+          [](const IssueContext& c) {
+            c.backend.submit(
+                args(Primitive::kReduceScatter, c, c.send, c.recv, c.layout.param_count));
+          },
       .expect = [](const ExpectContext& c) -> std::optional<VerifySpec> {
         VerifySpec v;
         v.count = c.layout.param_count;

@@ -1,5 +1,8 @@
 #include "backends.h"
 
+#include <algorithm>
+
+#include "backends/catalog.h"
 #include "collbench/error.h"
 
 #if COLLBENCH_HAVE_MPI
@@ -14,6 +17,42 @@
 #endif
 
 namespace collbench {
+namespace {
+
+using Factory = std::unique_ptr<Backend> (*)(const Options&, const BackendArgs&, Bootstrap&);
+
+/// A catalog entry and how this build starts it (nullptr: not built in, with what to install).
+struct Built {
+  const BackendDescriptor* descriptor;
+  Factory make;
+  const char* missing;
+};
+
+const std::vector<Built>& built_backends() {
+  static const std::vector<Built> built {
+#if COLLBENCH_HAVE_MPI
+    {&mpi_backend_descriptor(), make_mpi_backend, nullptr},
+#else
+    {&mpi_backend_descriptor(), nullptr, "MPI; install Open MPI and rebuild"},
+#endif
+#if COLLBENCH_HAVE_NCCL
+        {&nccl_backend_descriptor(), make_nccl_backend, nullptr},
+#else
+        {&nccl_backend_descriptor(), nullptr,
+         "CUDA/NCCL (not found when it was configured); rebuild where CUDA and NCCL are "
+         "installed, or use --backend mpi"},
+#endif
+#if COLLBENCH_HAVE_OFI
+        {&ofi_backend_descriptor(), make_ofi_backend, nullptr},
+#else
+        {&ofi_backend_descriptor(), nullptr,
+         "libfabric; install libfabric-dev and rebuild, or use --backend mpi"},
+#endif
+  };
+  return built;
+}
+
+}  // namespace
 
 std::unique_ptr<Bootstrap> make_bootstrap(int* argc, char*** argv) {
 #if COLLBENCH_HAVE_MPI
@@ -25,39 +64,30 @@ std::unique_ptr<Bootstrap> make_bootstrap(int* argc, char*** argv) {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(const Options& options, Bootstrap& bootstrap) {
-  std::string wanted = options.backend;
-  if (wanted.empty()) {
+const BackendDescriptor& chosen_backend(const Options& options) {
+  if (options.backend.empty()) {
 #if COLLBENCH_HAVE_NCCL
-    wanted = nccl_usable() ? "nccl" : "mpi";
-#else
-    wanted = "mpi";
+    if (nccl_usable()) return nccl_backend_descriptor();
 #endif
+    return mpi_backend_descriptor();
   }
-  if (wanted == "mpi") {
-#if COLLBENCH_HAVE_MPI
-    return make_mpi_backend(bootstrap);
-#else
-    throw_usage("--backend mpi: this collbench was built without MPI; install Open MPI and rebuild");
-#endif
+  for (const auto* d : backend_catalog()) {
+    if (d->name == options.backend) return *d;
   }
-  if (wanted == "nccl") {
-#if COLLBENCH_HAVE_NCCL
-    return make_nccl_backend(options, bootstrap);
-#else
-    throw_usage("--backend nccl: this collbench was built without CUDA/NCCL (not found when it was "
-                "configured); rebuild where CUDA and NCCL are installed, or use --backend mpi");
-#endif
+  // The command line checked the name against the catalog.
+  throw_usage("--backend {}: unknown backend", options.backend);
+}
+
+std::unique_ptr<Backend> make_backend(const BackendDescriptor& backend, const Options& options,
+                                      const BackendArgs& args, Bootstrap& bootstrap) {
+  const auto& built = built_backends();
+  const auto it = std::find_if(built.begin(), built.end(),
+                               [&](const Built& b) { return b.descriptor == &backend; });
+  if (it == built.end() || !it->make) {
+    throw_usage("--backend {}: this collbench was built without {}", backend.name,
+                it == built.end() ? "it" : it->missing);
   }
-  if (wanted == "ofi") {
-#if COLLBENCH_HAVE_OFI
-    return make_ofi_backend(options, bootstrap);
-#else
-    throw_usage("--backend ofi: this collbench was built without libfabric; install libfabric-dev "
-                "and rebuild, or use --backend mpi");
-#endif
-  }
-  throw_usage("--backend {}: unknown backend; accepted: mpi, nccl, ofi", wanted);
+  return it->make(options, args, bootstrap);
 }
 
 }  // namespace collbench

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "collbench/backend.h"
 #include "collbench/bootstrap.h"
@@ -14,8 +13,13 @@ namespace collbench {
 /// single-process bootstrap.
 std::unique_ptr<Bootstrap> make_bootstrap(int* argc, char*** argv);
 
-/// The backend --backend names, or the default: nccl when built in and a GPU is usable, else mpi.
-/// Throws Error(kUsage) for a backend this build lacks.
-std::unique_ptr<Backend> make_backend(const Options& options, Bootstrap& bootstrap);
+/// The backend --backend names (a catalog entry), or the default: nccl when built in and a GPU
+/// is usable, else mpi.
+const BackendDescriptor& chosen_backend(const Options& options);
+
+/// Starts `backend` with its checked options. Throws Error(kUsage) for a backend this build
+/// lacks, naming what to install.
+std::unique_ptr<Backend> make_backend(const BackendDescriptor& backend, const Options& options,
+                                      const BackendArgs& args, Bootstrap& bootstrap);
 
 }  // namespace collbench

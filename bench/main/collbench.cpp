@@ -1,13 +1,15 @@
 // collbench: parse -> run -> one catch. Launched once per rank by mpirun or srun.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "backends.h"
+#include "backends/catalog.h"
 #include "collbench/cli.h"
-#include "collbench/context.h"
+#include "collbench/context_builder.h"
 #include "collbench/error.h"
+#include "collbench/preflight.h"
 #include "collbench/reporter.h"
 #include "collbench/runner.h"
 #include "collbench/watchdog.h"
@@ -29,12 +31,13 @@ void open_outputs(const Options& options, Bootstrap& bootstrap, ReporterList& re
     }
   }
   if (bootstrap.allreduce(error.empty() ? 1.0 : 0.0, ScalarOp::kMin) < 0.5) {
-    throw Error(ExitCode::kUsage, error.empty() ? "--jsonl: rank 0 could not open the file" : error);
+    throw Error(ExitCode::kUsage,
+                error.empty() ? "--jsonl: rank 0 could not open the file" : error);
   }
 }
 
 ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
-  const ParseResult parsed = parse_command_line(argc, argv, all_specs());
+  const ParseResult parsed = parse_command_line(argc, argv, all_specs(), backend_catalog());
   if (!parsed.exit_text.empty()) {
     if (bootstrap.rank() == 0) std::fputs(parsed.exit_text.c_str(), stdout);
     return ExitCode::kOk;
@@ -44,23 +47,15 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   std::vector<const CollectiveSpec*> tests;
   for (const auto& test : options.tests) tests.push_back(find_spec(all_specs(), test));
 
-  std::unique_ptr<Backend> backend = make_backend(options, bootstrap);
-  if (!options.require_net.empty() && !backend->info().checks_network) {
-    throw_usage("--require-net {}: the {} backend uses what its library chooses and cannot check it "
-                "(see OMPI_MCA_btl / OMPI_MCA_mtl); use --backend nccl or ofi",
-                options.require_net, backend->info().name);
-  }
-  if (options.graph_launches > 0 && !backend->device().supports_graphs()) {
-    throw_usage("-G {}: CUDA-graph mode needs a backend on a GPU stream (--backend nccl); the {} "
-                "backend has none", options.graph_launches, backend->info().name);
-  }
+  const BackendDescriptor& chosen = chosen_backend(options);
+  const BackendArgs args = backend_args(options, chosen, backend_catalog());
+  std::unique_ptr<Backend> backend = make_backend(chosen, options, args, bootstrap);
   preflight(options, bootstrap, *backend, tests);
 
-  std::string run_id = make_run_id();
-  bootstrap.broadcast(run_id, 0);
+  const std::string run_id = broadcast(bootstrap, make_run_id(), 0, "run id");
   ReporterList reporters;
   open_outputs(options, bootstrap, reporters);
-  const auto context = build_context(options, bootstrap, *backend, run_id);
+  const RunContext context = build_context(options, args, bootstrap, *backend, run_id);
   if (bootstrap.rank() == 0) reporters.context(context);
 
   // On a hang: stop the library from waiting, then end every rank with exit code 3.
@@ -72,8 +67,8 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   const RunTotals totals = runner.run(tests);
   if (totals.wrong > 0) {
     if (bootstrap.rank() == 0) {
-      std::fprintf(stderr, "collbench: %lld wrong elements; %s\n", static_cast<long long>(totals.wrong),
-                   totals.first_mismatch.c_str());
+      std::fprintf(stderr, "collbench: %lld wrong elements; %s\n",
+                   static_cast<long long>(totals.wrong), totals.first_mismatch.c_str());
     }
     return ExitCode::kCheckFailed;
   }
@@ -100,8 +95,8 @@ int main(int argc, char** argv) {
       if (bootstrap->rank() == 0) std::fprintf(stderr, "collbench: %s\n", e.what());
       return exit_status(e.code());
     }
-    std::fprintf(stderr, "collbench: rank %d (%s): %s\n", bootstrap->rank(), bootstrap->hostname().c_str(),
-                 e.what());
+    std::fprintf(stderr, "collbench: rank %d (%s): %s\n", bootstrap->rank(),
+                 bootstrap->hostname().c_str(), e.what());
     bootstrap->abort(exit_status(e.code()), e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "collbench: rank %d (%s): internal error: %s\n", bootstrap->rank(),

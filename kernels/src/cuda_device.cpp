@@ -1,5 +1,7 @@
 // The CUDA Device: host side (memory, streams, events, graphs). The kernels are in
 // cuda_kernels.cu; this file is plain C++ against the CUDA runtime API.
+#include "collbench/cuda_device.h"
+
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -9,7 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "collbench/cuda_device.h"
+#include "collbench/cuda_check.h"
 #include "collbench/error.h"
 #include "collbench/pattern.h"
 #include "collbench/types.h"
@@ -17,16 +19,6 @@
 
 namespace collbench {
 namespace {
-
-[[noreturn]] void cuda_fail(cudaError_t e, const char* call, const char* file, int line) {
-  throw_runtime("{}:{}: {} failed: {} ({})", file, line, call, cudaGetErrorString(e), cudaGetErrorName(e));
-}
-
-#define CB_CUDA_CHECK(call)                                                     \
-  do {                                                                          \
-    const cudaError_t cb_cuda_rc = (call);                                      \
-    if (cb_cuda_rc != cudaSuccess) cuda_fail(cb_cuda_rc, #call, __FILE__, __LINE__); \
-  } while (0)
 
 /// "580.159 (CUDA 13.0)": the kernel driver and the CUDA version it provides.
 std::string driver_description() {
@@ -43,7 +35,7 @@ std::string driver_description() {
 class CudaTimer final : public Timer {
  public:
   CudaTimer(std::size_t slots, cudaStream_t stream) : stream_(stream), events_(slots, nullptr) {
-    for (auto& e : events_) CB_CUDA_CHECK(cudaEventCreate(&e));
+    for (auto& e : events_) CUDA_CHECK(cudaEventCreate(&e));
   }
   ~CudaTimer() override {
     for (auto e : events_) {
@@ -51,17 +43,17 @@ class CudaTimer final : public Timer {
     }
   }
   void record(std::size_t slot) override {
-    CB_CUDA_CHECK(cudaEventRecord(events_.at(slot), stream_));
+    CUDA_CHECK(cudaEventRecord(events_.at(slot), stream_));
     last_ = slot;
     any_ = true;
   }
   void synchronize() override {
     // Records complete in stream order: the latest one completing implies all earlier ones did.
-    if (any_) CB_CUDA_CHECK(cudaEventSynchronize(events_[last_]));
+    if (any_) CUDA_CHECK(cudaEventSynchronize(events_[last_]));
   }
   double seconds(std::size_t from, std::size_t to) const override {
     float ms = 0;
-    CB_CUDA_CHECK(cudaEventElapsedTime(&ms, events_.at(from), events_.at(to)));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, events_.at(from), events_.at(to)));
     return static_cast<double>(ms) * 1e-3;
   }
   std::size_t capacity() const override { return events_.size(); }
@@ -76,19 +68,20 @@ class CudaTimer final : public Timer {
 class CudaDeviceImpl final : public CudaDevice {
  public:
   explicit CudaDeviceImpl(int ordinal) : ordinal_(ordinal) {
-    CB_CUDA_CHECK(cudaSetDevice(ordinal));
-    CB_CUDA_CHECK(cudaGetDeviceProperties(&prop_, ordinal));
-    CB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    CB_CUDA_CHECK(cudaMalloc(&counters_, sizeof(cuda::VerifyCounters)));
-    CB_CUDA_CHECK(cudaMallocHost(&host_counters_, sizeof(cuda::VerifyCounters)));
-    CB_CUDA_CHECK(cudaMallocHost(&host_element_, 16));
+    CUDA_CHECK(cudaSetDevice(ordinal));
+    CUDA_CHECK(cudaGetDeviceProperties(&prop_, ordinal));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaMalloc(&counters_, sizeof(cuda::VerifyCounters)));
+    CUDA_CHECK(cudaMallocHost(&host_counters_, sizeof(cuda::VerifyCounters)));
+    CUDA_CHECK(cudaMallocHost(&host_element_, 16));
     // Grid-stride kernels: a few waves of full blocks per SM cover any size.
     blocks_cap_ = prop_.multiProcessorCount * 8;
     char bus[64] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof(bus), ordinal) == cudaSuccess) pci_bus_id_ = bus;
     int clock_khz = 0, bus_bits = 0;
     if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess &&
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal) == cudaSuccess) {
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal) ==
+            cudaSuccess) {
       peak_gbps_ = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // double data rate
     }
     driver_ = driver_description();
@@ -116,7 +109,7 @@ class CudaDeviceImpl final : public CudaDevice {
   MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
   std::size_t available_bytes() const override {
     std::size_t free_bytes = 0, total = 0;
-    CB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
     return free_bytes;
   }
 
@@ -129,8 +122,8 @@ class CudaDeviceImpl final : public CudaDevice {
     void* p = nullptr;
     const cudaError_t e = cudaMalloc(&p, bytes);
     if (e != cudaSuccess) {
-      throw_runtime("cannot allocate {} bytes on GPU {} ({}): {}; lower -e", bytes, ordinal_, prop_.name,
-                    cudaGetErrorString(e));
+      throw_runtime("cannot allocate {} bytes on GPU {} ({}): {} ({}); lower -e", bytes, ordinal_,
+                    prop_.name, cudaGetErrorString(e), cudaGetErrorName(e));
     }
     return p;
   }
@@ -157,21 +150,23 @@ class CudaDeviceImpl final : public CudaDevice {
   VerifyResult verify(const void* data, const VerifySpec& spec) override {
     VerifyResult result;
     if (spec.count == 0) return result;
-    CB_CUDA_CHECK(cudaMemsetAsync(&counters_->wrong, 0, sizeof(counters_->wrong), stream_));
-    CB_CUDA_CHECK(cudaMemsetAsync(&counters_->first, 0xff, sizeof(counters_->first), stream_));
+    CUDA_CHECK(cudaMemsetAsync(&counters_->wrong, 0, sizeof(counters_->wrong), stream_));
+    CUDA_CHECK(cudaMemsetAsync(&counters_->first, 0xff, sizeof(counters_->first), stream_));
     check_launch(cuda::launch_verify(data, spec, counters_, stream_, blocks_cap_), "verify");
-    CB_CUDA_CHECK(cudaMemcpyAsync(host_counters_, counters_, sizeof(cuda::VerifyCounters), cudaMemcpyDeviceToHost,
-                                  stream_));
+    CUDA_CHECK(cudaMemcpyAsync(host_counters_, counters_, sizeof(cuda::VerifyCounters),
+                               cudaMemcpyDeviceToHost, stream_));
     wait(poll_);
     result.wrong = host_counters_->wrong;
     if (result.wrong == 0) return result;
-    // The first mismatch: its expected value from the same pattern on the host, its value read back.
+    // The first mismatch: its expected value from the same pattern on the host, its value read
+    // back.
     result.first_index = host_counters_->first;
     double tolerance = 0;
     result.first_expected = pattern::expected_value(spec, result.first_index, &tolerance);
     const std::size_t es = size_of(spec.key.dtype);
-    CB_CUDA_CHECK(cudaMemcpyAsync(host_element_, static_cast<const char*>(data) + result.first_index * es, es,
-                                  cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaMemcpyAsync(host_element_,
+                               static_cast<const char*>(data) + result.first_index * es, es,
+                               cudaMemcpyDeviceToHost, stream_));
     wait(poll_);
     result.first_got = pattern::load(host_element_, 0, spec.key.dtype);
     return result;
@@ -188,15 +183,15 @@ class CudaDeviceImpl final : public CudaDevice {
     destroy_graph();
     // Thread-local mode: only this thread's unsafe calls break the capture, not the library's
     // helper threads.
-    CB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   }
   void end_capture() override {
-    CB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph_));
-    CB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph_));
+    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
   }
   void launch_graph() override {
     if (!exec_) throw_runtime("CUDA graph launch without a captured graph");
-    CB_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+    CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
   }
   void destroy_graph() override {
     if (exec_) cudaGraphExecDestroy(exec_);
@@ -218,12 +213,15 @@ class CudaDeviceImpl final : public CudaDevice {
     for (unsigned spins = 0;; ++spins) {
       const cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess) return;
-      if (e != cudaErrorNotReady) cuda_fail(e, "cudaStreamQuery (waiting for the GPU)", __FILE__, __LINE__);
+      if (e != cudaErrorNotReady)
+        cuda_fail(e, "cudaStreamQuery (waiting for the GPU)", __FILE__, __LINE__);
       if (poll) poll();
       // Spin briefly (small operations finish within microseconds), then stop burning a core.
       if (spins > 64) {
-        if (Clock::now() - start < std::chrono::milliseconds(2)) std::this_thread::yield();
-        else std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (Clock::now() - start < std::chrono::milliseconds(2))
+          std::this_thread::yield();
+        else
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
   }
@@ -231,8 +229,8 @@ class CudaDeviceImpl final : public CudaDevice {
  private:
   void check_launch(cudaError_t e, const char* what) {
     if (e != cudaSuccess) {
-      throw_runtime("cannot launch the {} kernel on GPU {} ({}): {} ({})", what, ordinal_, prop_.name,
-                    cudaGetErrorString(e), cudaGetErrorName(e));
+      throw_runtime("cannot launch the {} kernel on GPU {} ({}): {} ({})", what, ordinal_,
+                    prop_.name, cudaGetErrorString(e), cudaGetErrorName(e));
     }
   }
 
@@ -280,6 +278,8 @@ std::string cuda_driver_version() {
   return format_cuda_version(v);
 }
 
-std::unique_ptr<CudaDevice> make_cuda_device(int ordinal) { return std::make_unique<CudaDeviceImpl>(ordinal); }
+std::unique_ptr<CudaDevice> make_cuda_device(int ordinal) {
+  return std::make_unique<CudaDeviceImpl>(ordinal);
+}
 
 }  // namespace collbench

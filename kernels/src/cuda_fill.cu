@@ -12,17 +12,21 @@ cudaError_t fill_as(unsigned char* out, const FillSpec& spec, cudaStream_t strea
   const bool one_rank = spec.key.reduction && spec.key.nranks == 1;
   const bool index32 = spec.count <= kIndex32Limit;
   if (one_rank && index32) {
-    fill_kernel<T, true, true><<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
+    fill_kernel<T, true, true>
+        <<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
   } else if (index32) {
-    fill_kernel<T, false, true><<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
+    fill_kernel<T, false, true>
+        <<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
   } else {
-    fill_kernel<T, false, false><<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
+    fill_kernel<T, false, false>
+        <<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
   }
   return cudaGetLastError();
 }
 
 template <DType T>
-cudaError_t poison_as(unsigned char* out, std::uint64_t count, cudaStream_t stream, int blocks_cap) {
+cudaError_t poison_as(unsigned char* out, std::uint64_t count, cudaStream_t stream,
+                      int blocks_cap) {
   constexpr int es = bytes_of(T);
   const std::uint64_t head = head_elements(out, es, count);
   poison_kernel<T><<<grid_for(count, es, blocks_cap), kThreads, 0, stream>>>(out, count, head);
@@ -31,7 +35,8 @@ cudaError_t poison_as(unsigned char* out, std::uint64_t count, cudaStream_t stre
 
 }  // namespace
 
-cudaError_t launch_fill(void* destination, const FillSpec& spec, cudaStream_t stream, int blocks_cap) {
+cudaError_t launch_fill(void* destination, const FillSpec& spec, cudaStream_t stream,
+                        int blocks_cap) {
   if (spec.count == 0) return cudaSuccess;
   auto* out = static_cast<unsigned char*>(destination);
   CB_DISPATCH(spec.key.dtype, fill_as, out, spec, stream, blocks_cap);

@@ -30,15 +30,19 @@ __host__ __device__ constexpr int bytes_of(DType t) {
     case DType::kInt8:
     case DType::kUint8:
     case DType::kFp8E4M3:
-    case DType::kFp8E5M2: return 1;
+    case DType::kFp8E5M2:
+      return 1;
     case DType::kHalf:
-    case DType::kBfloat16: return 2;
+    case DType::kBfloat16:
+      return 2;
     case DType::kInt32:
     case DType::kUint32:
-    case DType::kFloat: return 4;
+    case DType::kFloat:
+      return 4;
     case DType::kInt64:
     case DType::kUint64:
-    case DType::kDouble: return 8;
+    case DType::kDouble:
+      return 8;
   }
   return 1;
 }
@@ -75,8 +79,9 @@ __device__ __forceinline__ std::uint64_t pattern_index(std::uint64_t i) {
 }
 
 template <DType T, bool kOneRank, bool kIndex32>
-__global__ void __launch_bounds__(kThreads) fill_kernel(unsigned char* out, std::uint64_t count,
-                                                          std::uint64_t head, PatternKey key, int rank) {
+__global__ void __launch_bounds__(kThreads)
+    fill_kernel(unsigned char* out, std::uint64_t count, std::uint64_t head, PatternKey key,
+                int rank) {
   key.dtype = T;  // a compile-time constant from here on: pattern.h's dtype switches fold
   if (kOneRank) key.nranks = 1;
   constexpr int es = bytes_of(T);
@@ -89,7 +94,8 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(unsigned char* out, std:
     Pack p;
 #pragma unroll
     for (int k = 0; k < per; ++k) {
-      pattern::store(p.bytes, k, T, pattern::input_value(key, rank, pattern_index<kIndex32>(first + k)));
+      pattern::store(p.bytes, k, T,
+                     pattern::input_value(key, rank, pattern_index<kIndex32>(first + k)));
     }
     *reinterpret_cast<uint4*>(out + first * es) = p.vector;
   }
@@ -100,8 +106,8 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(unsigned char* out, std:
 }
 
 template <DType T>
-__global__ void __launch_bounds__(kThreads) poison_kernel(unsigned char* out, std::uint64_t count,
-                                                            std::uint64_t head) {
+__global__ void __launch_bounds__(kThreads)
+    poison_kernel(unsigned char* out, std::uint64_t count, std::uint64_t head) {
   constexpr int es = bytes_of(T);
   constexpr int per = 16 / es;
   const Split s = split(count, head, per);
@@ -113,14 +119,16 @@ __global__ void __launch_bounds__(kThreads) poison_kernel(unsigned char* out, st
   for (std::uint64_t v = tid; v < s.vectors; v += stride) {
     *reinterpret_cast<uint4*>(out + (s.head + v * per) * es) = p.vector;
   }
-  for (std::uint64_t e = tid; e < s.edge; e += stride) pattern::store_poison(out, edge_index(s, e), T);
+  for (std::uint64_t e = tid; e < s.edge; e += stride)
+    pattern::store_poison(out, edge_index(s, e), T);
 }
 
 /// kIndex32 here also means: for a spec without blocks, index_offset + count <= 2^32, so the
 /// offset is folded into the (32-bit) index; with blocks, count <= 2^32.
 template <DType T, bool kOneRank, bool kIndex32>
-__global__ void __launch_bounds__(kThreads) verify_kernel(const unsigned char* __restrict__ data, std::uint64_t head,
-                                                            VerifySpec spec, VerifyCounters* counters) {
+__global__ void __launch_bounds__(kThreads)
+    verify_kernel(const unsigned char* __restrict__ data, std::uint64_t head, VerifySpec spec,
+                  VerifyCounters* counters) {
   spec.key.dtype = T;
   if (kOneRank) spec.key.nranks = 1;
   std::uint64_t base = 0;  // added to the element index to form the pattern index
@@ -143,7 +151,8 @@ __global__ void __launch_bounds__(kThreads) verify_kernel(const unsigned char* _
 #pragma unroll
     for (int k = 0; k < per; ++k) {
       double tolerance = 0;
-      const double expected = pattern::expected_value(spec, pattern_index<kIndex32>(base + first + k), &tolerance);
+      const double expected =
+          pattern::expected_value(spec, pattern_index<kIndex32>(base + first + k), &tolerance);
       if (!pattern::matches(pattern::load(p.bytes, k, T), expected, tolerance)) {
         if (wrong == 0) first_wrong = first + k;  // the loop visits indices in increasing order
         ++wrong;
@@ -153,7 +162,8 @@ __global__ void __launch_bounds__(kThreads) verify_kernel(const unsigned char* _
   for (std::uint64_t e = tid; e < s.edge; e += stride) {
     const std::uint64_t i = edge_index(s, e);
     double tolerance = 0;
-    const double expected = pattern::expected_value(spec, pattern_index<kIndex32>(base + i), &tolerance);
+    const double expected =
+        pattern::expected_value(spec, pattern_index<kIndex32>(base + i), &tolerance);
     if (!pattern::matches(pattern::load(data, i, T), expected, tolerance)) {
       if (i < first_wrong) first_wrong = i;
       ++wrong;
@@ -176,28 +186,41 @@ inline unsigned grid_for(std::uint64_t count, int es, int blocks_cap) {
   const std::uint64_t per_thread = static_cast<std::uint64_t>(16 / es);
   const std::uint64_t threads = (count + per_thread - 1) / per_thread;
   std::uint64_t blocks = (threads + kThreads - 1) / kThreads;
-  if (blocks > static_cast<std::uint64_t>(blocks_cap)) blocks = static_cast<std::uint64_t>(blocks_cap);
+  if (blocks > static_cast<std::uint64_t>(blocks_cap))
+    blocks = static_cast<std::uint64_t>(blocks_cap);
   return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
 constexpr std::uint64_t kIndex32Limit = std::uint64_t{1} << 32;
 
 /// Calls FUNCTION<dtype>(...) with the dtype as a template argument.
-#define CB_DISPATCH(dtype, FUNCTION, ...)                                          \
-  switch (dtype) {                                                                 \
-    case DType::kInt8: return FUNCTION<DType::kInt8>(__VA_ARGS__);                 \
-    case DType::kUint8: return FUNCTION<DType::kUint8>(__VA_ARGS__);               \
-    case DType::kInt32: return FUNCTION<DType::kInt32>(__VA_ARGS__);               \
-    case DType::kUint32: return FUNCTION<DType::kUint32>(__VA_ARGS__);             \
-    case DType::kInt64: return FUNCTION<DType::kInt64>(__VA_ARGS__);               \
-    case DType::kUint64: return FUNCTION<DType::kUint64>(__VA_ARGS__);             \
-    case DType::kHalf: return FUNCTION<DType::kHalf>(__VA_ARGS__);                 \
-    case DType::kFloat: return FUNCTION<DType::kFloat>(__VA_ARGS__);               \
-    case DType::kDouble: return FUNCTION<DType::kDouble>(__VA_ARGS__);             \
-    case DType::kBfloat16: return FUNCTION<DType::kBfloat16>(__VA_ARGS__);         \
-    case DType::kFp8E4M3: return FUNCTION<DType::kFp8E4M3>(__VA_ARGS__);           \
-    case DType::kFp8E5M2: return FUNCTION<DType::kFp8E5M2>(__VA_ARGS__);           \
-  }                                                                                \
+#define CB_DISPATCH(dtype, FUNCTION, ...)             \
+  switch (dtype) {                                    \
+    case DType::kInt8:                                \
+      return FUNCTION<DType::kInt8>(__VA_ARGS__);     \
+    case DType::kUint8:                               \
+      return FUNCTION<DType::kUint8>(__VA_ARGS__);    \
+    case DType::kInt32:                               \
+      return FUNCTION<DType::kInt32>(__VA_ARGS__);    \
+    case DType::kUint32:                              \
+      return FUNCTION<DType::kUint32>(__VA_ARGS__);   \
+    case DType::kInt64:                               \
+      return FUNCTION<DType::kInt64>(__VA_ARGS__);    \
+    case DType::kUint64:                              \
+      return FUNCTION<DType::kUint64>(__VA_ARGS__);   \
+    case DType::kHalf:                                \
+      return FUNCTION<DType::kHalf>(__VA_ARGS__);     \
+    case DType::kFloat:                               \
+      return FUNCTION<DType::kFloat>(__VA_ARGS__);    \
+    case DType::kDouble:                              \
+      return FUNCTION<DType::kDouble>(__VA_ARGS__);   \
+    case DType::kBfloat16:                            \
+      return FUNCTION<DType::kBfloat16>(__VA_ARGS__); \
+    case DType::kFp8E4M3:                             \
+      return FUNCTION<DType::kFp8E4M3>(__VA_ARGS__);  \
+    case DType::kFp8E5M2:                             \
+      return FUNCTION<DType::kFp8E5M2>(__VA_ARGS__);  \
+  }                                                   \
   return cudaErrorInvalidValue
 
 }  // namespace collbench::cuda

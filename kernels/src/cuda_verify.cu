@@ -5,8 +5,8 @@ namespace collbench::cuda {
 namespace {
 
 template <DType T>
-cudaError_t verify_as(const unsigned char* in, const VerifySpec& spec, VerifyCounters* counters, cudaStream_t stream,
-                      int blocks_cap) {
+cudaError_t verify_as(const unsigned char* in, const VerifySpec& spec, VerifyCounters* counters,
+                      cudaStream_t stream, int blocks_cap) {
   constexpr int es = bytes_of(T);
   const std::uint64_t head = head_elements(in, es, spec.count);
   const unsigned grid = grid_for(spec.count, es, blocks_cap);
@@ -26,8 +26,8 @@ cudaError_t verify_as(const unsigned char* in, const VerifySpec& spec, VerifyCou
 
 }  // namespace
 
-cudaError_t launch_verify(const void* data, const VerifySpec& spec, VerifyCounters* counters, cudaStream_t stream,
-                          int blocks_cap) {
+cudaError_t launch_verify(const void* data, const VerifySpec& spec, VerifyCounters* counters,
+                          cudaStream_t stream, int blocks_cap) {
   if (spec.count == 0) return cudaSuccess;
   const auto* in = static_cast<const unsigned char*>(data);
   CB_DISPATCH(spec.key.dtype, verify_as, in, spec, counters, stream, blocks_cap);

@@ -1,10 +1,10 @@
 // CUDA version text helpers: plain C++ (no CUDA headers), built with or without CUDA so that
 // they are unit-tested everywhere.
+#include <fmt/format.h>
+
 #include <cctype>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "collbench/cuda_device.h"
 
@@ -34,8 +34,10 @@ std::string parse_nvidia_driver_version(std::string_view text) {
     bool digits = !token.empty() && std::isdigit(static_cast<unsigned char>(token.front()));
     bool dot = false;
     for (char c : token) {
-      if (c == '.') dot = true;
-      else if (!std::isdigit(static_cast<unsigned char>(c))) digits = false;
+      if (c == '.')
+        dot = true;
+      else if (!std::isdigit(static_cast<unsigned char>(c)))
+        digits = false;
     }
     if (digits && dot) return std::string(token);
     if (end == std::string_view::npos) break;

@@ -82,9 +82,13 @@ class HostDevice final : public Device {
   void poison(void* destination, DType dtype, std::size_t count) override {
     for (std::size_t i = 0; i < count; ++i) pattern::store_poison(destination, i, dtype);
   }
-  VerifyResult verify(const void* data, const VerifySpec& spec) override { return host_verify(data, spec); }
+  VerifyResult verify(const void* data, const VerifySpec& spec) override {
+    return host_verify(data, spec);
+  }
   void synchronize() override {}
-  std::unique_ptr<Timer> make_timer(std::size_t slots) override { return std::make_unique<HostTimer>(slots); }
+  std::unique_ptr<Timer> make_timer(std::size_t slots) override {
+    return std::make_unique<HostTimer>(slots);
+  }
 
  private:
   int ranks_on_host_;

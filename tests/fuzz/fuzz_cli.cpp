@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/catalog.h"
 #include "collbench/cli.h"
 #include "collbench/error.h"
 #include "collbench/sizes.h"
@@ -27,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   try {
-    const ParseResult parsed = parse_command_line(static_cast<int>(argv.size()), argv.data(), all_specs());
+    const ParseResult parsed = parse_command_line(static_cast<int>(argv.size()), argv.data(),
+                                                  all_specs(), backend_catalog());
     if (parsed.exit_text.empty()) {
       for (int n : {1, 2, 7}) {
         try {

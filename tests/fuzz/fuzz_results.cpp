@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace collbench::report;
-  const ResultSet set = read_results_texts({{"fuzz.jsonl", std::string(reinterpret_cast<const char*>(data), size)}});
+  const ResultSet set =
+      read_results_texts({{"fuzz.jsonl", std::string(reinterpret_cast<const char*>(data), size)}});
   (void)set;
   return 0;
 }

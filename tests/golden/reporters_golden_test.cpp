@@ -13,8 +13,8 @@
 namespace collbench {
 namespace {
 
-nlohmann::json fixed_context() {
-  return nlohmann::json::parse(R"json({
+RunContext fixed_context() {
+  return context_from_json(nlohmann::json::parse(R"json({
     "schema": {"name": "collbench-results", "version": 1}, "record": "context",
     "run_id": "0123456789abcdef", "collbench_version": "0.1.0 (test)",
     "start_time": "2026-01-01T00:00:00Z", "command_line": ["collbench", "all_reduce"],
@@ -26,14 +26,15 @@ nlohmann::json fixed_context() {
     "ranks": [{"rank": 0, "host": "node1", "local_rank": 0, "device": {"model": "cpu", "index": -1}}],
     "hosts": [{"name": "node1", "ranks": [0, 1], "instance_type": "p5.48xlarge", "cpu": "cpu"},
               {"name": "node2", "ranks": [2, 3], "instance_type": "p5.48xlarge", "cpu": "cpu"}],
-    "env": {}})json");
+    "env": {}})json"));
 }
 
-ResultRow row(const char* test, std::uint64_t bytes, Placement placement, double time_us, double factor) {
+ResultRow row(const char* test, std::uint64_t bytes, Placement placement, double time_us,
+              double factor) {
   ResultRow r;
-  r.run_id = "0123456789abcdef";
-  r.test = test;
-  r.backend = "mpi";
+  r.run_id = Name("0123456789abcdef");
+  r.test = Name(test);
+  r.backend = Name("mpi");
   r.dtype = DType::kFloat;
   r.op = ReduceOp::kSum;
   r.bytes = bytes;
@@ -41,17 +42,16 @@ ResultRow row(const char* test, std::uint64_t bytes, Placement placement, double
   r.nranks = 4;
   r.nodes = 2;
   r.placement = placement;
-  r.mode = "batch";
+  r.mode = MeasureMode::kBatch;
   r.iterations = 20;
   r.warmup = 5;
-  r.time_us.reported = r.time_us.slowest = time_us;
-  r.time_us.mean = time_us * 0.9;
-  r.time_us.fastest = time_us * 0.8;
-  r.time_us.per_iteration = Summary{20, time_us * 0.7, time_us * 0.95, time_us * 1.5, time_us * 1.6, time_us, 0.125};
+  r.time_us = RowTimes{
+      time_us, time_us, time_us * 0.9, time_us * 0.8,
+      Summary{20, time_us * 0.7, time_us * 0.95, time_us * 1.5, time_us * 1.6, time_us, 0.125}};
   r.algbw_gbps = static_cast<double>(bytes) / (time_us * 1e-6) / 1e9;
-  r.busbw_gbps = r.algbw_gbps * factor;
+  r.busbw_gbps = *r.algbw_gbps * factor;
   r.slowest_rank = 3;
-  r.slowest_host = placement == Placement::kInPlace ? "node1" : "node2";
+  r.slowest_host = Name(placement == Placement::kInPlace ? "node1" : "node2");
   r.wrong = 0;
   return r;
 }
@@ -61,7 +61,8 @@ void replay(Reporter& reporter) {
   reporter.context(fixed_context());
   reporter.section(Section{"all_reduce", true, false, true, false});
   const double f = 1.5;
-  for (auto [bytes, t] : {std::pair<std::uint64_t, double>{8, 12.34}, {65536, 456.7}, {1048576, 12345.0}}) {
+  for (auto [bytes, t] :
+       {std::pair<std::uint64_t, double>{8, 12.34}, {65536, 456.7}, {1048576, 12345.0}}) {
     reporter.row(row("all_reduce", bytes, Placement::kOutOfPlace, t, f));
     reporter.row(row("all_reduce", bytes, Placement::kInPlace, t * 0.98, f));
     reporter.end_size();
@@ -71,24 +72,24 @@ void replay(Reporter& reporter) {
   for (int pair : {0, 1}) {
     ResultRow r = row("bw", 65536, Placement::kOutOfPlace, 3.5 + pair, 1.0);
     r.op.reset();
-    r.pair = std::make_pair(pair, pair + 2);
+    r.pair = Pair{pair, pair + 2};
     r.window = 64;
     reporter.row(r);
   }
   reporter.end_size();
   ResultRow unsupported;
-  unsupported.run_id = "0123456789abcdef";
-  unsupported.test = "all_reduce";
-  unsupported.backend = "mpi";
+  unsupported.run_id = Name("0123456789abcdef");
+  unsupported.test = Name("all_reduce");
+  unsupported.backend = Name("mpi");
   unsupported.dtype = DType::kHalf;
   unsupported.op = ReduceOp::kSum;
   unsupported.nranks = 4;
   unsupported.nodes = 2;
-  unsupported.mode = "batch";
+  unsupported.mode = MeasureMode::kBatch;
   unsupported.iterations = 20;
   unsupported.warmup = 5;
   unsupported.status = RowStatus::kUnsupported;
-  unsupported.note = "MPI has no half type to reduce";
+  unsupported.note = Name("MPI has no half type to reduce");
   reporter.row(unsupported);
   reporter.finish(RunTotals{0, 9, 1, ""});
 }
@@ -107,8 +108,9 @@ void compare_with_golden(const std::string& actual, const char* name) {
     GTEST_SKIP() << "rewrote " << golden;
   }
   ASSERT_TRUE(std::filesystem::exists(golden)) << golden;
-  EXPECT_EQ(actual, read(golden)) << "differs from " << golden
-                                  << " (COLLBENCH_UPDATE_GOLDEN=1 rewrites it after an intended change)";
+  EXPECT_EQ(actual, read(golden))
+      << "differs from " << golden
+      << " (COLLBENCH_UPDATE_GOLDEN=1 rewrites it after an intended change)";
 }
 
 TEST(Golden, ConsoleTable) {

@@ -12,10 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/cuda_device.h"
 
@@ -47,8 +46,8 @@ std::string collbench() {
 /// N ranks on this host, each claiming its own NCCL host, all on GPU 0, over loopback sockets.
 std::string emulated_nodes(int n) {
   const char* env = std::getenv("COLLBENCH_MPIRUN");
-  return "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + std::string(env ? env : "mpirun") +
-         " -np " + std::to_string(n) +
+  return "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+         std::string(env ? env : "mpirun") + " -np " + std::to_string(n) +
          " --oversubscribe -x NCCL_SOCKET_IFNAME=lo sh -c "
          "'NCCL_HOSTID=collbench-emulated-$OMPI_COMM_WORLD_RANK exec \"$0\" \"$@\"' " +
          collbench() + " --device 0";
@@ -92,9 +91,11 @@ class CollbenchGpu : public ::testing::Test {
 };
 
 TEST_F(CollbenchGpu, OneRankEveryCollectiveDtypeAndOperator) {
-  const Outcome o = run(collbench() +
-                        " all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv -b 8 -e 4M -f 32 "
-                        "-d all -o all -n 3 -w 1 --backend nccl -q --timeout 60 --jsonl " + jsonl_);
+  const Outcome o = run(
+      collbench() +
+      " all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv -b 8 -e 4M -f 32 "
+      "-d all -o all -n 3 -w 1 --backend nccl -q --timeout 60 --jsonl " +
+      jsonl_);
   ASSERT_EQ(o.status, 0) << o.output;
   const auto records = read_jsonl(jsonl_);
   // 3 reducing tests x 12 dtypes x 5 ops + 4 others x 12 dtypes, at up to 4 sizes, two placements.
@@ -115,12 +116,16 @@ TEST_F(CollbenchGpu, OneRankEveryCollectiveDtypeAndOperator) {
 TEST_F(CollbenchGpu, OneRankGraphBlockingAndRegistration) {
   for (const std::string mode : {"-G 3", "-z 1", "-R 1"}) {
     std::remove(jsonl_.c_str());
-    const Outcome o = run(collbench() + " all_reduce,all_gather,alltoall -b 8 -e 1M -f 64 -n 4 -w 1 -d float,bfloat16 " +
-                          mode + " --backend nccl -q --timeout 60 --jsonl " + jsonl_);
+    const Outcome o =
+        run(collbench() +
+            " all_reduce,all_gather,alltoall -b 8 -e 1M -f 64 -n 4 -w 1 -d float,bfloat16 " + mode +
+            " --backend nccl -q --timeout 60 --jsonl " + jsonl_);
     ASSERT_EQ(o.status, 0) << mode << "\n" << o.output;
     const auto records = read_jsonl(jsonl_);
     expect_verified(records, 12);
-    const std::string expected_mode = mode == "-G 3" ? "graph" : mode == "-z 1" ? "blocking" : "batch";
+    const std::string expected_mode = mode == "-G 3"   ? "graph"
+                                      : mode == "-z 1" ? "blocking"
+                                                       : "batch";
     EXPECT_EQ(records.back()["mode"], expected_mode);
     if (mode == "-R 1") {
       EXPECT_EQ(records.front()["backend"]["facts"]["registration"], "ncclCommRegister");
@@ -129,16 +134,21 @@ TEST_F(CollbenchGpu, OneRankGraphBlockingAndRegistration) {
 }
 
 TEST_F(CollbenchGpu, OneRankUsesNoNetwork) {
-  Outcome o = run(collbench() + " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl --timeout 60 --require-net Socket");
+  Outcome o =
+      run(collbench() +
+          " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl --timeout 60 --require-net Socket");
   EXPECT_EQ(o.status, 3) << o.output;
   EXPECT_NE(o.output.find("sends nothing over a network"), std::string::npos) << o.output;
-  o = run(collbench() + " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl --timeout 60 --require-net none -q");
+  o = run(collbench() +
+          " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl --timeout 60 --require-net none -q");
   EXPECT_EQ(o.status, 0) << o.output;
 }
 
 TEST_F(CollbenchGpu, TwoEmulatedNodesEveryTest) {
-  const Outcome o = run(emulated_nodes(2) + " all -b 1K -e 64K -f 64 -n 2 -w 1 --window 4 -d float,bfloat16 "
-                                            "--backend nccl -q --timeout 60 --jsonl " + jsonl_);
+  const Outcome o = run(emulated_nodes(2) +
+                        " all -b 1K -e 64K -f 64 -n 2 -w 1 --window 4 -d float,bfloat16 "
+                        "--backend nccl -q --timeout 60 --jsonl " +
+                        jsonl_);
   ASSERT_EQ(o.status, 0) << o.output;
   const auto records = read_jsonl(jsonl_);
   expect_verified(records, 30);
@@ -151,18 +161,23 @@ TEST_F(CollbenchGpu, TwoEmulatedNodesEveryTest) {
 }
 
 TEST_F(CollbenchGpu, RequireNetOnEmulatedNodes) {
-  Outcome o = run(emulated_nodes(2) + " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl -q --timeout 60 --require-net socket");
+  Outcome o =
+      run(emulated_nodes(2) +
+          " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl -q --timeout 60 --require-net socket");
   EXPECT_EQ(o.status, 0) << o.output;
-  o = run(emulated_nodes(2) + " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl -q --timeout 60 --require-net IB");
+  o = run(emulated_nodes(2) +
+          " all_reduce -b 8 -e 8 -n 1 -w 0 --backend nccl -q --timeout 60 --require-net IB");
   EXPECT_EQ(o.status, 3) << o.output;
-  EXPECT_NE(o.output.find("--require-net IB: NCCL selected Socket on ranks 0-1"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("--require-net IB: NCCL selected Socket on ranks 0-1"), std::string::npos)
+      << o.output;
 }
 
 TEST_F(CollbenchGpu, SharedGpuWithoutDistinctHostsIsAUsageError) {
   const char* env = std::getenv("COLLBENCH_MPIRUN");
-  const Outcome o = run("env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-                        std::string(env ? env : "mpirun") + " -np 2 --oversubscribe " + collbench() +
-                        " all_reduce -b 8 -e 8 -n 1 --backend nccl --timeout 60 --device 0");
+  const Outcome o =
+      run("env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+          std::string(env ? env : "mpirun") + " -np 2 --oversubscribe " + collbench() +
+          " all_reduce -b 8 -e 8 -n 1 --backend nccl --timeout 60 --device 0");
   EXPECT_EQ(o.status, 2) << o.output;
   EXPECT_NE(o.output.find("NCCL_HOSTID"), std::string::npos) << o.output;
 }

@@ -21,13 +21,17 @@ TEST(CaptureEnvironment, UserLoggingOff) {
   EXPECT_EQ(c.subsys, "INIT,NET");
   EXPECT_EQ(c.file, "/tmp/cap");
   EXPECT_FALSE(c.superset);
-  EXPECT_EQ(capture_environment({std::string("WARN"), std::string("COLL"), std::nullopt}, "/t").subsys, "INIT,NET");
-  EXPECT_EQ(capture_environment({std::string("version"), std::nullopt, std::nullopt}, "/t").level, "INFO");
+  EXPECT_EQ(
+      capture_environment({std::string("WARN"), std::string("COLL"), std::nullopt}, "/t").subsys,
+      "INIT,NET");
+  EXPECT_EQ(capture_environment({std::string("version"), std::nullopt, std::nullopt}, "/t").level,
+            "INFO");
 }
 
 TEST(CaptureEnvironment, UserInfoKeepsTheirSettings) {
   // NCCL's default subsystems include INIT: nothing to add, the user sees exactly their output.
-  CaptureEnvironment c = capture_environment({std::string("INFO"), std::nullopt, std::nullopt}, "/t");
+  CaptureEnvironment c =
+      capture_environment({std::string("INFO"), std::nullopt, std::nullopt}, "/t");
   EXPECT_EQ(c.level, "INFO");
   EXPECT_FALSE(c.subsys.has_value());
   EXPECT_FALSE(c.superset);
@@ -39,7 +43,8 @@ TEST(CaptureEnvironment, UserInfoKeepsTheirSettings) {
 }
 
 TEST(CaptureEnvironment, UserSubsystemsWithoutInitGetIt) {
-  CaptureEnvironment c = capture_environment({std::string("INFO"), std::string("COLL,P2P"), std::nullopt}, "/t");
+  CaptureEnvironment c =
+      capture_environment({std::string("INFO"), std::string("COLL,P2P"), std::nullopt}, "/t");
   EXPECT_EQ(c.subsys, "COLL,P2P,INIT");
   EXPECT_TRUE(c.superset);
   c = capture_environment({std::string("INFO"), std::string("^INIT,COLL"), std::nullopt}, "/t");
@@ -67,7 +72,8 @@ TEST(CaptureEnvironment, Levels) {
 
 constexpr const char* kBanner = "h:1:1 [0] NCCL INFO NCCL version 2.28.3+cuda13.0";
 constexpr const char* kInfo = "h:1:2 [0] NCCL INFO Using network Socket";
-constexpr const char* kWarn = "h:1:2 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer";
+constexpr const char* kWarn =
+    "h:1:2 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer";
 constexpr const char* kTrace = "h:1:2 [0] 0.123 ncclProxyProgress:12 NCCL TRACE progress";
 
 TEST(LineFilter, NothingWhenUserLoggingIsOff) {
@@ -96,7 +102,8 @@ TEST(LineFilter, InfoShowsLinesAsNcclPrintsThem) {
   EXPECT_EQ(f.forward(kInfo), kInfo);
   EXPECT_TRUE(f.forward(kWarn));
   EXPECT_FALSE(f.forward(kTrace));
-  EXPECT_EQ(f.forward("  continuation of the previous message"), std::nullopt);  // follows the TRACE
+  EXPECT_EQ(f.forward("  continuation of the previous message"),
+            std::nullopt);  // follows the TRACE
   EXPECT_TRUE(f.forward(kInfo));
   EXPECT_EQ(f.forward("  continuation"), "  continuation");
 }
@@ -121,14 +128,17 @@ class DebugCaptureTest : public ::testing::Test {
       saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
       unsetenv(name);
     }
-    dir_ = std::filesystem::temp_directory_path() / ("collbench-capture-test-" + std::to_string(getpid()));
+    dir_ = std::filesystem::temp_directory_path() /
+           ("collbench-capture-test-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
     setenv("TMPDIR", dir_.c_str(), 1);
   }
   void TearDown() override {
     for (const auto& [name, value] : saved_) {
-      if (value) setenv(name.c_str(), value->c_str(), 1);
-      else unsetenv(name.c_str());
+      if (value)
+        setenv(name.c_str(), value->c_str(), 1);
+      else
+        unsetenv(name.c_str());
     }
     unsetenv("TMPDIR");
     std::filesystem::remove_all(dir_);
@@ -170,7 +180,9 @@ TEST_F(DebugCaptureTest, SilentUserSeesNothingButFactsAreCaptured) {
     EXPECT_EQ(path.rfind(dir_.string(), 0), 0u) << path;  // in TMPDIR
 
     std::FILE* nccl = open_like_nccl();
-    std::fprintf(nccl, "%s\n%s\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Sock", kBanner, kInfo);
+    std::fprintf(nccl,
+                 "%s\n%s\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Sock",
+                 kBanner, kInfo);
     capture.poll();  // the last line is incomplete: not parsed yet
     EXPECT_EQ(capture.facts().net_connections, 0);
     std::fprintf(nccl, "et/0\n");

@@ -1,12 +1,14 @@
 // NCCL log parsing and --require-net, against fixtures of NCCL and aws-ofi-nccl log lines
 // (tests/gpu/fixtures). No GPU or NCCL needed.
+#include "nccl_log.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include "nccl_log.h"
+#include "collbench/wire.h"
 #include "nccl_rules.h"
 
 namespace collbench::nccl {
@@ -111,7 +113,10 @@ TEST(NcclLog, OldRingLines) {
 
 TEST(NcclLog, IgnoresOtherProgramsAndCountsLines) {
   LogFacts f;
-  parse_line("libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo: provider efa output empty list", f);
+  parse_line(
+      "libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo: provider efa output "
+      "empty list",
+      f);
   parse_line("# all_reduce 8 B", f);
   parse_line("", f);
   EXPECT_EQ(f.lines, 0u);
@@ -124,17 +129,17 @@ TEST(NcclLog, NetworkFactsForTheContext) {
   const LogFacts f = fixture("efa_libfabric_gdr_p5.log");
   std::vector<RankNetwork> ranks(4, summarize(f, true));
   const auto facts = network_facts(f, ranks);
-  EXPECT_EQ(facts.at("network.net"), "Libfabric");
-  EXPECT_EQ(facts.at("network.gdr"), "yes");
-  EXPECT_EQ(facts.at("network.gdr_reported"), "yes");
-  EXPECT_EQ(facts.at("network.provider"), "efa");
-  EXPECT_EQ(facts.at("network.fabric"), "efa-direct");
-  EXPECT_EQ(facts.at("network.nics"), "32");
-  EXPECT_EQ(facts.at("network.plugin"), "Libfabric");
-  EXPECT_EQ(facts.at("network.transports"), "NET,P2P");
-  EXPECT_EQ(facts.at("network.used"), "yes");
-  EXPECT_EQ(facts.at("network.ranks_using_network"), "4 of 4");
-  EXPECT_EQ(facts.at("library.nccl_build"), "2.26.2+cuda12.8");
+  EXPECT_EQ(facts.network.at("net"), "Libfabric");
+  EXPECT_EQ(facts.network.at("gdr"), "yes");
+  EXPECT_EQ(facts.network.at("gdr_reported"), "yes");
+  EXPECT_EQ(facts.network.at("provider"), "efa");
+  EXPECT_EQ(facts.network.at("fabric"), "efa-direct");
+  EXPECT_EQ(facts.network.at("nics"), "32");
+  EXPECT_EQ(facts.network.at("plugin"), "Libfabric");
+  EXPECT_EQ(facts.network.at("transports"), "NET,P2P");
+  EXPECT_EQ(facts.network.at("used"), "yes");
+  EXPECT_EQ(facts.network.at("ranks_using_network"), "4 of 4");
+  EXPECT_EQ(facts.nccl_build, "2.26.2+cuda12.8");
 }
 
 TEST(NcclLog, FactsTakeAnotherRanksNetworkWhenRankZeroUsesNone) {
@@ -145,24 +150,24 @@ TEST(NcclLog, FactsTakeAnotherRanksNetworkWhenRankZeroUsesNone) {
   other.network = "IB";
   other.gdr = "yes";
   const auto facts = network_facts(single, {summarize(single, true), other});
-  EXPECT_EQ(facts.at("network.net"), "IB");
-  EXPECT_EQ(facts.at("network.gdr"), "yes");
-  EXPECT_EQ(facts.at("network.ranks_using_network"), "1 of 2");
+  EXPECT_EQ(facts.network.at("net"), "IB");
+  EXPECT_EQ(facts.network.at("gdr"), "yes");
+  EXPECT_EQ(facts.network.at("ranks_using_network"), "1 of 2");
 }
 
 TEST(NcclLog, FactsOfASingleRank) {
   const LogFacts f = fixture("single_rank.log");
   const auto facts = network_facts(f, {summarize(f, true)});
-  EXPECT_EQ(facts.at("network.net"), "Socket");
-  EXPECT_EQ(facts.at("network.used"), "no");
-  EXPECT_EQ(facts.at("network.gdr"), "n/a");
-  EXPECT_EQ(facts.at("network.transports"), "none");
-  EXPECT_EQ(facts.at("network.devices"), "[0]ens7:10.128.0.32<0>");
+  EXPECT_EQ(facts.network.at("net"), "Socket");
+  EXPECT_EQ(facts.network.at("used"), "no");
+  EXPECT_EQ(facts.network.at("gdr"), "n/a");
+  EXPECT_EQ(facts.network.at("transports"), "none");
+  EXPECT_EQ(facts.network.at("devices"), "[0]ens7:10.128.0.32<0>");
 }
 
 TEST(NcclLog, RankSummaryRoundTrip) {
   const RankNetwork r = summarize(fixture("efa_libfabric_gdr_p5.log"), true);
-  const RankNetwork back = decode(encode(r));
+  const RankNetwork back = wire::decode<RankNetwork>(wire::encode(r), "a rank's network");
   EXPECT_TRUE(back.captured);
   EXPECT_TRUE(back.uses_network);
   EXPECT_EQ(back.network, "Libfabric");

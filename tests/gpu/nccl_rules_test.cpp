@@ -1,12 +1,13 @@
 // The NCCL backend's CUDA-free decisions: device choice, GPU collisions, dtype/op support,
 // version text. No GPU or NCCL needed.
+#include "nccl_rules.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "collbench/cuda_device.h"
 #include "collbench/error.h"
-#include "nccl_rules.h"
 
 namespace collbench::nccl {
 namespace {
@@ -72,9 +73,11 @@ TEST(DeviceChoice, MentionsCudaVisibleDevices) {
 }
 
 TEST(DuplicateDevice, SameGpuOnOneHost) {
-  const auto m = duplicate_device({{"node1", "0000:1B:00.0"}, {"node1", "0000:1C:00.0"}, {"node1", "0000:1B:00.0"}});
+  const auto m = duplicate_device(
+      {{"node1", "0000:1B:00.0"}, {"node1", "0000:1C:00.0"}, {"node1", "0000:1B:00.0"}});
   ASSERT_TRUE(m.has_value());
-  EXPECT_NE(m->find("ranks 0 and 2 both use GPU 0000:1B:00.0 on host node1"), std::string::npos) << *m;
+  EXPECT_NE(m->find("ranks 0 and 2 both use GPU 0000:1B:00.0 on host node1"), std::string::npos)
+      << *m;
   EXPECT_NE(m->find("NCCL_HOSTID"), std::string::npos) << *m;
 }
 
@@ -99,53 +102,68 @@ TEST(Versions, CudaVersions) {
 }
 
 TEST(Versions, NvidiaKernelDriver) {
+  EXPECT_EQ(
+      parse_nvidia_driver_version(
+          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159  Tue Jul 22 19:20:41 UTC 2025\n"
+          "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n"),
+      "580.159");
   EXPECT_EQ(parse_nvidia_driver_version(
-                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159  Tue Jul 22 19:20:41 UTC 2025\n"
-                "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n"),
-            "580.159");
-  EXPECT_EQ(parse_nvidia_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.133.20  "
-                                        "Release Build  (dvs-builder@U16-I3-B03-4-3)  Fri Mar 14 2025\n"),
+                "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.133.20  "
+                "Release Build  (dvs-builder@U16-I3-B03-4-3)  Fri Mar 14 2025\n"),
             "570.133.20");
   EXPECT_EQ(parse_nvidia_driver_version(""), "");
   EXPECT_EQ(parse_nvidia_driver_version("garbage 1.2\n"), "");
 }
 
 TEST(Support, CurrentNcclOnHopperRunsEverything) {
-  for (Primitive p : {Primitive::kAllReduce, Primitive::kAllGather, Primitive::kReduceScatter, Primitive::kBroadcast,
-                      Primitive::kReduce, Primitive::kAllToAll, Primitive::kSend, Primitive::kRecv}) {
+  for (Primitive p : {Primitive::kAllReduce, Primitive::kAllGather, Primitive::kReduceScatter,
+                      Primitive::kBroadcast, Primitive::kReduce, Primitive::kAllToAll,
+                      Primitive::kSend, Primitive::kRecv}) {
     for (DType t : all_dtypes()) {
       for (ReduceOp op : all_ops()) {
-        EXPECT_EQ(unsupported_reason(p, t, op, 22803, 90), std::nullopt) << name(p) << " " << name(t);
+        EXPECT_EQ(unsupported_reason(p, t, op, 22803, 90), std::nullopt)
+            << name(p) << " " << name(t);
       }
     }
   }
 }
 
 TEST(Support, Fp8NeedsNccl224) {
-  const auto why = unsupported_reason(Primitive::kAllGather, DType::kFp8E4M3, ReduceOp::kSum, 22304, 90);
+  const auto why =
+      unsupported_reason(Primitive::kAllGather, DType::kFp8E4M3, ReduceOp::kSum, 22304, 90);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("fp8_e4m3 needs NCCL 2.24 or newer (this is NCCL 2.23.4)"), std::string::npos) << *why;
+  EXPECT_NE(why->find("fp8_e4m3 needs NCCL 2.24 or newer (this is NCCL 2.23.4)"), std::string::npos)
+      << *why;
 }
 
 TEST(Support, Fp8NeedsHopper) {
-  const auto why = unsupported_reason(Primitive::kAllReduce, DType::kFp8E5M2, ReduceOp::kSum, 22803, 80);
+  const auto why =
+      unsupported_reason(Primitive::kAllReduce, DType::kFp8E5M2, ReduceOp::kSum, 22803, 80);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("compute capability 9.0 or newer, where NCCL reduces fp8 (this GPU is 8.0)"),
             std::string::npos)
       << *why;
-  EXPECT_TRUE(unsupported_reason(Primitive::kAllGather, DType::kFp8E5M2, ReduceOp::kSum, 22803, 89));
-  EXPECT_TRUE(unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 86));
-  EXPECT_EQ(unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 100), std::nullopt);
+  EXPECT_TRUE(
+      unsupported_reason(Primitive::kAllGather, DType::kFp8E5M2, ReduceOp::kSum, 22803, 89));
+  EXPECT_TRUE(
+      unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 86));
+  EXPECT_EQ(
+      unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 100),
+      std::nullopt);
 }
 
 TEST(Support, OlderNcclLacksBfloat16AndAvg) {
-  EXPECT_TRUE(unsupported_reason(Primitive::kAllReduce, DType::kBfloat16, ReduceOp::kSum, 2908, 80));
-  const auto avg = unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 2908, 80);
+  EXPECT_TRUE(
+      unsupported_reason(Primitive::kAllReduce, DType::kBfloat16, ReduceOp::kSum, 2908, 80));
+  const auto avg =
+      unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 2908, 80);
   ASSERT_TRUE(avg.has_value());
   EXPECT_NE(avg->find("avg needs NCCL 2.10"), std::string::npos) << *avg;
   // avg is ignored for primitives that do not reduce.
-  EXPECT_EQ(unsupported_reason(Primitive::kBroadcast, DType::kFloat, ReduceOp::kAvg, 2908, 80), std::nullopt);
-  EXPECT_EQ(unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 21003, 80), std::nullopt);
+  EXPECT_EQ(unsupported_reason(Primitive::kBroadcast, DType::kFloat, ReduceOp::kAvg, 2908, 80),
+            std::nullopt);
+  EXPECT_EQ(unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 21003, 80),
+            std::nullopt);
 }
 
 }  // namespace

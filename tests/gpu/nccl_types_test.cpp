@@ -1,12 +1,13 @@
 // collbench dtypes and operators as NCCL enums (needs nccl.h, not a GPU), and the NCCL library
 // the binary loads.
+#include "backends/nccl/nccl_types.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "collbench/types.h"
 #include "nccl_rules.h"
-#include "nccl_types.h"
 
 namespace collbench::nccl {
 namespace {

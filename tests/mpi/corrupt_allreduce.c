@@ -5,7 +5,8 @@
 #include <mpi.h>
 #include <stdlib.h>
 
-int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm) {
   const int rc = PMPI_Allreduce(send, recv, count, type, op, comm);
   static int target = -2;
   if (target == -2) {

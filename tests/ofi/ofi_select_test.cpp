@@ -1,14 +1,15 @@
 // The ofi backend's provider choice and --require-net rules, without libfabric.
-#include <gtest/gtest.h>
-
 #include "ofi_select.h"
+
+#include <gtest/gtest.h>
 
 namespace collbench::ofi {
 namespace {
 
-Candidate make(std::string provider, std::string domain, std::string format = "ipv4", bool loopback = false,
-               bool link_local = false) {
-  return Candidate{std::move(provider), "fabric", std::move(domain), std::move(format), loopback, link_local};
+Candidate make(std::string provider, std::string domain, std::string format = "ipv4",
+               bool loopback = false, bool link_local = false) {
+  return Candidate{std::move(provider), "fabric", std::move(domain),
+                   std::move(format),   loopback, link_local};
 }
 
 TEST(OfiSelect, LayersOfALayeredProvider) {
@@ -40,11 +41,13 @@ TEST(OfiSelect, SeveralHostsSkipSharedMemoryLoopbackAndLinkLocal) {
 
 TEST(OfiSelect, OtherRanksMatchProviderAndAddressFormatOnTheirOwnInterface) {
   const Candidate chosen = make("tcp;ofi_rxm", "eth0", "ipv4");
-  const std::vector<Candidate> here{make("efa", "rdmap0s6-rdm", "efa"), make("tcp;ofi_rxm", "lo", "ipv4", true),
-                                    make("tcp;ofi_rxm", "ens5", "ipv6"), make("tcp;ofi_rxm", "ens5", "ipv4")};
+  const std::vector<Candidate> here{
+      make("efa", "rdmap0s6-rdm", "efa"), make("tcp;ofi_rxm", "lo", "ipv4", true),
+      make("tcp;ofi_rxm", "ens5", "ipv6"), make("tcp;ofi_rxm", "ens5", "ipv4")};
   EXPECT_EQ(match(here, chosen, true), 3u);
   EXPECT_EQ(match(here, chosen, false, 1), 3u) << "loopback is no second device";
-  EXPECT_EQ(match({here[0], here[1]}, chosen, false, 1), 1u);  // on one host loopback reaches every rank
+  EXPECT_EQ(match({here[0], here[1]}, chosen, false, 1),
+            1u);  // on one host loopback reaches every rank
   EXPECT_FALSE(match({here[0], here[1]}, chosen, true).has_value());
   EXPECT_FALSE(match({here[0], here[2]}, chosen, true).has_value());
 }
@@ -52,9 +55,11 @@ TEST(OfiSelect, OtherRanksMatchProviderAndAddressFormatOnTheirOwnInterface) {
 TEST(OfiSelect, RanksOfAHostSpreadEvenlyOverItsFabricDevices) {
   const Candidate chosen = make("efa", "rdmap0-rdm", "efa");
   std::vector<Candidate> p5;
-  for (int d = 0; d < 32; ++d) p5.push_back(make("efa", "rdmap" + std::to_string(d) + "-rdm", "efa"));
+  for (int d = 0; d < 32; ++d)
+    p5.push_back(make("efa", "rdmap" + std::to_string(d) + "-rdm", "efa"));
   // 8 ranks (one per GPU) over 32 devices: every fourth, so no two share a PCIe switch's devices.
-  for (int r = 0; r < 8; ++r) EXPECT_EQ(match(p5, chosen, true, r, 8), static_cast<std::size_t>(4 * r)) << r;
+  for (int r = 0; r < 8; ++r)
+    EXPECT_EQ(match(p5, chosen, true, r, 8), static_cast<std::size_t>(4 * r)) << r;
   EXPECT_EQ(match(p5, chosen, true, 1, 2), 16u);
 
   // Three distinct devices (a repeated entry is not a fourth) and five ranks: round robin.
@@ -64,7 +69,8 @@ TEST(OfiSelect, RanksOfAHostSpreadEvenlyOverItsFabricDevices) {
   }
   here.push_back(make("tcp;ofi_rxm", "eth0"));
   const std::vector<std::size_t> expected{0, 1, 3, 0, 1};
-  for (int r = 0; r < 5; ++r) EXPECT_EQ(match(here, chosen, true, r, 5), expected[static_cast<std::size_t>(r)]) << r;
+  for (int r = 0; r < 5; ++r)
+    EXPECT_EQ(match(here, chosen, true, r, 5), expected[static_cast<std::size_t>(r)]) << r;
 }
 
 TEST(OfiSelect, IpInterfacesStayInRankZerosSubnetAndAreNotSpread) {
@@ -82,7 +88,8 @@ TEST(OfiSelect, ContainerAndVmBridgesOnlyWhenNothingElseIs) {
   EXPECT_TRUE(host_only_bridge("docker0"));
   EXPECT_TRUE(host_only_bridge("virbr0"));
   EXPECT_FALSE(host_only_bridge("eth0"));
-  const std::vector<Candidate> c{make("tcp;ofi_rxm", "docker0"), make("tcp;ofi_rxm", "lo", "ipv4", true),
+  const std::vector<Candidate> c{make("tcp;ofi_rxm", "docker0"),
+                                 make("tcp;ofi_rxm", "lo", "ipv4", true),
                                  make("tcp;ofi_rxm", "eth0")};
   EXPECT_EQ(choose(c, false), 2u);
   EXPECT_EQ(choose({c[0], c[1]}, false), 0u);  // a bridge before loopback
@@ -98,8 +105,10 @@ TEST(OfiSelect, RequireNetMatchesAnyLayerCaseInsensitively) {
   EXPECT_FALSE(require_provider("EFA", make("efa", "rdmap0s6-rdm", "efa")).has_value());
   const auto why = require_provider("EFA", tcp);
   ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(*why, "--require-net EFA: libfabric selected the tcp;ofi_rxm provider (fabric fabric, domain eth0), "
-                  "not EFA; set FI_PROVIDER=efa and check that `fi_info -p efa` lists it on every host");
+  EXPECT_EQ(*why,
+            "--require-net EFA: libfabric selected the tcp;ofi_rxm provider (fabric fabric, domain "
+            "eth0), "
+            "not EFA; set FI_PROVIDER=efa and check that `fi_info -p efa` lists it on every host");
   EXPECT_TRUE(require_provider("rxm", tcp).has_value()) << "whole layer names only";
 }
 

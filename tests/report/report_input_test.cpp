@@ -155,6 +155,78 @@ TEST(ReportInput, BadRecordsNameTheField) {
   EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "nranks", 6));
 }
 
+TEST(ReportInput, EveryMissingRequiredFieldIsNamed) {
+  RunSpec s;
+  std::vector<InputText> texts{{"good.jsonl", run_text(s)}};
+  for_each_field<ResultRow>([&](const auto& field) {
+    if (field.presence != Presence::kRequired) return;
+    auto line = testing::result_line(s, "all_reduce", 64);
+    line.erase(std::string(field.name));
+    texts.push_back({std::string(field.name) + ".jsonl", line.dump() + "\n"});
+  });
+  const auto set = read_results_texts(texts);
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_EQ(set.count(Diagnostic::Kind::kBadRecord), texts.size() - 1);
+  for (std::size_t i = 1; i < texts.size(); ++i) {
+    const std::string name = texts[i].name.substr(0, texts[i].name.size() - 6);
+    EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "without required field(s) " + name + ";"))
+        << name << "\n"
+        << dump_diagnostics(set);
+  }
+}
+
+TEST(ReportInput, NamesOutsideAnEnumAreWrongValues) {
+  RunSpec s;
+  std::string text = run_text(s);
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, std::string>>{{"dtype", "fp32"},
+                                                        {"op", "SUM"},
+                                                        {"placement", "inplace"},
+                                                        {"mode", "eager"},
+                                                        {"status", "failed"}}) {
+    auto line = testing::result_line(s, "all_reduce", 64);
+    line[field] = value;
+    text += line.dump() + "\n";
+  }
+  const auto set = read_results_texts({{"r.jsonl", text}});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  std::uint64_t line = 1 + s.sizes.size();
+  for (const char* field : {"dtype", "op", "placement", "mode", "status"}) {
+    EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord,
+                    std::string("wrong type or value: ") + field + ";", ++line))
+        << field << "\n"
+        << dump_diagnostics(set);
+  }
+}
+
+TEST(ReportInput, TimesNeedOnlyTheHeadlineTime) {
+  RunSpec s;
+  auto headline_only = testing::result_line(s, "all_reduce", 64);
+  headline_only["time_us"] = {{"reported", 5.0}};
+  auto without_headline = testing::result_line(s, "all_reduce", 128);
+  without_headline["time_us"].erase("reported");
+  const auto set = read_results_texts(
+      {{"r.jsonl", run_text(s) + headline_only.dump() + "\n" + without_headline.dump() + "\n"}});
+  EXPECT_EQ(set.rows.size(), s.sizes.size() + 1) << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "wrong type or value: time_us;", 6))
+      << dump_diagnostics(set);
+}
+
+TEST(ReportInput, ContextRecordsNameTheMemberThatDoesNotFit) {
+  RunSpec s;
+  auto context = testing::context_line(s);
+  context["hosts"][0]["ranks"] = "0-3";
+  std::string text = run_text(s);
+  text = context.dump() + "\n" + text.substr(text.find('\n') + 1);
+  const auto set = read_results_texts({{"r.jsonl", text}});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_TRUE(set.contexts.empty());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord,
+                  "context record: hosts[0].ranks: expected an array, got string; skipped", 1))
+      << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kNoContext, "no context line"));
+}
+
 TEST(ReportInput, WindowsLineEndingsAndAByteOrderMarkAreAccepted) {
   RunSpec s;
   std::string text = "\xEF\xBB\xBF";

@@ -120,7 +120,7 @@ TEST(ReportModel, UnlabelledRunsUseTheFileNameAndMergeRepeats) {
   const Point& big = model.series[0].points.back();
   EXPECT_EQ(big.samples, 3);
   // The headline is the median over repeats: the 200 GB/s run's value.
-  const double expected = set.rows[a.sizes.size() + 2].busbw;
+  const double expected = set.rows[a.sizes.size() + 2].busbw();
   EXPECT_DOUBLE_EQ(big.busbw, expected);
   // The band keeps the extremes over every repeat.
   EXPECT_DOUBLE_EQ(big.time_min, testing::model_time(c, "all_reduce", big.bytes) * 0.97);

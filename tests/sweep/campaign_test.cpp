@@ -6,6 +6,9 @@
 #include <string>
 
 #include "collbench/error.h"
+#include "collbench/sweep/did_you_mean.h"
+#include "collbench/sweep/partition_limits.h"
+#include "collbench/sweep/slurm_time.h"
 
 namespace collbench::sweep {
 namespace {
@@ -17,6 +20,7 @@ const std::vector<std::string> kTests{"all_reduce", "all_gather", "reduce_scatte
 CampaignRules rules() {
   CampaignRules r;
   r.known_tests = kTests;
+  r.backends = {{"nccl", true}, {"mpi", false}, {"ofi", false}};
   return r;
 }
 
@@ -155,6 +159,22 @@ TEST(Campaign, DefaultsWhenOptionalKeysAreMissing) {
   EXPECT_FALSE(parse(kMinimal + "backend: mpi\n").request_gpus);
   EXPECT_EQ(c.collbench_args(c.variants[0]),
             (std::vector<std::string>{"all_reduce", "--backend", "nccl"}));
+}
+
+TEST(Campaign, BackendsComeFromTheRules) {
+  CampaignRules r = rules();
+  r.backends = {{"cpu", false}, {"gpu", true}};
+  EXPECT_TRUE(parse_campaign(kMinimal + "backend: gpu\n", "c.yaml", r).request_gpus);
+  EXPECT_FALSE(parse_campaign(kMinimal + "backend: cpu\n", "c.yaml", r).request_gpus);
+  EXPECT_FALSE(
+      parse_campaign(kMinimal + "backend: gpu\nrequest_gpus: false\n", "c.yaml", r).request_gpus);
+  EXPECT_EQ(error_of(kMinimal + "backend: nccl\n", r),
+            "c.yaml:4:10: backend 'nccl' is not one of: cpu, gpu");
+  // Without a list any name goes (collbench's own check still applies) and none asks for GPUs.
+  r.backends.clear();
+  const auto c = parse_campaign(kMinimal + "backend: anything\n", "c.yaml", r);
+  EXPECT_EQ(c.backend, "anything");
+  EXPECT_FALSE(c.request_gpus);
 }
 
 TEST(Campaign, ScalarShorthands) {
@@ -379,7 +399,8 @@ TEST(Campaign, ClosestWord) {
 }
 
 TEST(Campaign, ShippedExamplesParse) {
-  for (const char* name : {"local-demo.yaml", "p5-efa-nccl-algo.yaml", "p4d-vs-p5.yaml", "efa-raw-fabric.yaml"}) {
+  for (const char* name :
+       {"local-demo.yaml", "p5-efa-nccl-algo.yaml", "p4d-vs-p5.yaml", "efa-raw-fabric.yaml"}) {
     const std::string path = std::string(COLLBENCH_SOURCE_DIR) + "/slurm/campaigns/" + name;
     EXPECT_NO_THROW(load_campaign(path, rules())) << path;
   }

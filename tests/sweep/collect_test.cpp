@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collbench/record.h"
 #include "collbench/sweep/slurm.h"
 
 namespace collbench::sweep {
@@ -113,6 +114,47 @@ TEST_F(JobFilesTest, NonZeroExitIsNamed) {
             "non-zero exit: Slurm says FAILED with exit code 2");
 }
 
+// The kind of a failure is data beside its reason, whose first words name the same kind.
+TEST_F(JobFilesTest, FailureKindsAreData) {
+  auto kind_of = [&](const std::optional<JobState>& state) {
+    const auto o = job_outcome(state, files_);
+    EXPECT_EQ(o.kind, Kind::kFailed);
+    if (o.failure) {
+      EXPECT_EQ(o.detail.rfind(std::string(failure_words(*o.failure)) + ": ", 0), 0u) << o.detail;
+    }
+    return o.failure;
+  };
+  EXPECT_EQ(kind_of(std::nullopt), FailureKind::kNoOutput);
+  results(2, 5);
+  exit_status(1);
+  EXPECT_EQ(kind_of(slurm("FAILED")), FailureKind::kWrongResults);
+  exit_status(2);
+  EXPECT_EQ(kind_of(slurm("FAILED")), FailureKind::kNonZeroExit);
+  EXPECT_EQ(kind_of(slurm("TIMEOUT")), FailureKind::kTimeout);
+  EXPECT_EQ(kind_of(slurm("CANCELLED")), FailureKind::kCancelled);
+  EXPECT_EQ(kind_of(slurm("NODE_FAIL")), FailureKind::kNodeFailure);
+  EXPECT_EQ(kind_of(slurm("PREEMPTED")), FailureKind::kPreempted);
+  EXPECT_EQ(kind_of(slurm("OUT_OF_MEMORY")), FailureKind::kOutOfMemory);
+  EXPECT_EQ(kind_of(slurm("BOOT_FAIL")), FailureKind::kBootFailure);
+  EXPECT_EQ(job_outcome(slurm("RUNNING"), files_).failure, std::nullopt);
+  EXPECT_EQ(describe_failed_exit(1, ResultsSummary{1, 1, 3, 0}).kind, FailureKind::kWrongResults);
+  EXPECT_EQ(describe_failed_exit(1, ResultsSummary{1, 1, 0, 0}).kind, FailureKind::kNonZeroExit);
+  EXPECT_EQ(describe_failed_exit(137, std::nullopt).reason,
+            "non-zero exit: a task was killed by signal 9 (exit status 137)");
+}
+
+TEST(Failure, ExitCodeComesFromTheKind) {
+  EXPECT_EQ(exit_code_of(FailureKind::kWrongResults), ExitCode::kCheckFailed);
+  for (auto kind : {FailureKind::kTimeout, FailureKind::kCancelled, FailureKind::kNodeFailure,
+                    FailureKind::kPreempted, FailureKind::kOutOfMemory, FailureKind::kBootFailure,
+                    FailureKind::kNonZeroExit, FailureKind::kNoOutput}) {
+    EXPECT_EQ(exit_code_of(kind), ExitCode::kRuntime) << enum_name(kind);
+  }
+  EXPECT_EQ(enum_name(FailureKind::kWrongResults), "wrong_results");
+  EXPECT_EQ(enum_from_name<FailureKind>("node_failure"), FailureKind::kNodeFailure);
+  EXPECT_EQ(failure(FailureKind::kNoOutput, "nothing").reason, "no output: nothing");
+}
+
 TEST_F(JobFilesTest, NoOutputCases) {
   // Nothing at all.
   auto o = job_outcome(std::nullopt, files_);
@@ -206,9 +248,9 @@ TEST(Slurm, PhasesOfStates) {
   EXPECT_EQ(phase_of("COMPLETING"), JobPhase::kRunning);
   EXPECT_EQ(phase_of("COMPLETED"), JobPhase::kEnded);
   EXPECT_EQ(phase_of("TIMEOUT"), JobPhase::kEnded);
-  EXPECT_EQ(failure_from_output("nothing here"), "");
+  EXPECT_EQ(failure_from_output("nothing here"), std::nullopt);
   EXPECT_EQ(failure_from_output("*** JOB 3 ON n1 CANCELLED AT x DUE TO NODE FAILURE ***"),
-            "node failure");
+            FailureKind::kNodeFailure);
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ TEST(Matrix, LocalRunsUseOnePseudoPartition) {
 TEST(Matrix, LabelsNameEverything) {
   const auto c = campaign();
   const auto runs = expand_matrix(c, Where::kSlurm);
-  const auto l = run_labels(c, runs[3]);
+  const auto l = json_value(run_labels(c, runs[3]));
   EXPECT_EQ(l, (nlohmann::json{{"campaign", "study"},
                                {"variant", "b"},
                                {"partition", "p5"},
@@ -80,7 +80,7 @@ TEST(Matrix, LabelsNameEverything) {
                                {"tasks_per_node", 2},
                                {"run", "p5-n2x2-b-r0"}}));
   const auto d = parse_campaign("campaign: d\ntests: [bw]\nnodes: [2]\n", "d.yaml", {});
-  EXPECT_EQ(run_labels(d, expand_matrix(d, Where::kSlurm)[0])["partition"], "default");
+  EXPECT_EQ(run_labels(d, expand_matrix(d, Where::kSlurm)[0]).partition, "default");
 }
 
 TEST(Matrix, Paths) {

@@ -1,10 +1,12 @@
+#include "collbench/cli.h"
+
 #include <gtest/gtest.h>
 
 #include <initializer_list>
 #include <string>
 #include <vector>
 
-#include "collbench/cli.h"
+#include "backends/catalog.h"
 #include "collbench/error.h"
 #include "collectives/collectives.h"
 
@@ -14,7 +16,8 @@ namespace {
 ParseResult parse(std::initializer_list<const char*> args) {
   std::vector<const char*> argv{"collbench"};
   argv.insert(argv.end(), args.begin(), args.end());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data(), all_specs());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data(), all_specs(),
+                            backend_catalog());
 }
 
 /// The usage error message for `args`; fails the test when parsing succeeds.
@@ -46,8 +49,29 @@ TEST(Cli, DefaultsMatchNcclTestsExceptTheAggregate) {
 }
 
 TEST(Cli, NcclTestsShortOptions) {
-  const Options o = parse({"all_reduce,all_gather", "-b", "8", "-e", "256M", "-f", "2", "-n", "50", "-w", "3",
-                           "-c", "0", "-d", "half", "-o", "max", "-r", "1", "-z", "1", "-a", "1"})
+  const Options o = parse({"all_reduce,all_gather",
+                           "-b",
+                           "8",
+                           "-e",
+                           "256M",
+                           "-f",
+                           "2",
+                           "-n",
+                           "50",
+                           "-w",
+                           "3",
+                           "-c",
+                           "0",
+                           "-d",
+                           "half",
+                           "-o",
+                           "max",
+                           "-r",
+                           "1",
+                           "-z",
+                           "1",
+                           "-a",
+                           "1"})
                         .options;
   EXPECT_EQ(o.tests, (std::vector<std::string>{"all_reduce", "all_gather"}));
   EXPECT_EQ(o.min_bytes, 8u);
@@ -64,9 +88,10 @@ TEST(Cli, NcclTestsShortOptions) {
 }
 
 TEST(Cli, LongOptionsAndAttachedValues) {
-  const Options o = parse({"bw", "--minbytes=1K", "--maxbytes", "1M", "--iters", "7", "--warmup", "0",
-                           "--backend", "mpi", "--jsonl", "out.jsonl", "--timeout", "2.5", "--pairs", "all",
-                           "--window", "16", "-i", "64K"})
+  const Options o = parse({"bw",      "--minbytes=1K", "--maxbytes", "1M",        "--iters",
+                           "7",       "--warmup",      "0",          "--backend", "mpi",
+                           "--jsonl", "out.jsonl",     "--timeout",  "2.5",       "--pairs",
+                           "all",     "--window",      "16",         "-i",        "64K"})
                         .options;
   EXPECT_EQ(o.min_bytes, 1024u);
   EXPECT_EQ(o.iters, 7);
@@ -88,7 +113,8 @@ TEST(Cli, AllExpandsTestsDtypesAndOps) {
   EXPECT_EQ(o.dtypes.size(), all_dtypes().size());
   EXPECT_TRUE(o.all_dtypes);
   EXPECT_EQ(o.ops.size(), 5u);
-  EXPECT_EQ(parse({"-d", "float,half"}).options.dtypes, (std::vector<DType>{DType::kFloat, DType::kHalf}));
+  EXPECT_EQ(parse({"-d", "float,half"}).options.dtypes,
+            (std::vector<DType>{DType::kFloat, DType::kHalf}));
 }
 
 TEST(Cli, HelpAndVersionAreTextsNotErrors) {
@@ -134,7 +160,10 @@ TEST(Cli, UnknownTestListsTheKnownOnes) {
 }
 
 TEST(Cli, NegativeAndUnparseableSizes) {
-  for (auto args : {std::initializer_list<const char*>{"-b", "-8"}, {"-e", "abc"}, {"-b", "1X"}, {"-e", "-1K"},
+  for (auto args : {std::initializer_list<const char*>{"-b", "-8"},
+                    {"-e", "abc"},
+                    {"-b", "1X"},
+                    {"-e", "-1K"},
                     {"-i", "0"}}) {
     const std::string m = usage_error(args);
     EXPECT_FALSE(m.empty());
@@ -149,6 +178,47 @@ TEST(Cli, UnknownOptionAndMissingValue) {
   EXPECT_FALSE(usage_error({"--backend", "gloo"}).empty());
   EXPECT_FALSE(usage_error({"--pairs", "some"}).empty());
   EXPECT_FALSE(usage_error({"-G", "3", "-z", "1"}).empty());
+}
+
+TEST(Cli, BackendOptionsAreCheckedAgainstTheBackendThatRuns) {
+  const Options o = parse({"-R", "1", "--require-net", "efa"}).options;
+  const BackendArgs ofi = backend_args(o, ofi_backend_descriptor(), backend_catalog());
+  EXPECT_EQ(ofi.integer(backend_option::kRegisterBuffers), 1);
+  EXPECT_EQ(ofi.text(backend_option::kRequireNet), "efa");
+  const BackendArgs nccl = backend_args(o, nccl_backend_descriptor(), backend_catalog());
+  EXPECT_EQ(nccl.integer(backend_option::kDevice), -1) << "undeclared on the command line: default";
+  try {
+    backend_args(o, mpi_backend_descriptor(), backend_catalog());
+    FAIL() << "mpi declares neither -R nor --require-net";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("-R 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--backend nccl or ofi"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cli, BackendOptionValuesFollowTheDeclaringBackend) {
+  // Named with --backend: checked at once against that backend's range.
+  std::string m = usage_error({"-R", "2", "--backend", "ofi"});
+  EXPECT_NE(m.find("-R 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("0 to 1 for the ofi backend"), std::string::npos) << m;
+  EXPECT_NO_THROW(parse({"-R", "2", "--backend", "nccl"}));
+  // Without --backend a value some backend accepts passes; one that none accepts does not.
+  EXPECT_NO_THROW(parse({"-R", "2"}));
+  EXPECT_NE(usage_error({"-R", "3"}).find("-R 3"), std::string::npos);
+  m = usage_error({"--device", "1", "--backend", "mpi"});
+  EXPECT_NE(m.find("--device 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("--backend nccl"), std::string::npos) << m;
+  m = usage_error({"-G", "2", "--backend", "ofi"});
+  EXPECT_NE(m.find("-G 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("--backend nccl"), std::string::npos) << m;
+}
+
+TEST(Cli, HelpNamesTheBackendsThatTakeEachOption) {
+  const std::string help = parse({"--help"}).exit_text;
+  EXPECT_NE(help.find("--register"), std::string::npos);
+  EXPECT_NE(help.find("[--backend nccl or ofi]"), std::string::npos) << help;
+  EXPECT_NE(help.find("nccl, mpi, ofi"), std::string::npos) << help;
 }
 
 TEST(Cli, RootMustBeARankOfTheJob) {

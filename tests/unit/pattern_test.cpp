@@ -1,5 +1,7 @@
 // The verification pattern: conversions bit-exact, every input and every reduction result
 // exactly representable, and the O(contributors) shortcut equal to a fold over all ranks.
+#include "collbench/pattern.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "collbench/host_device.h"
-#include "collbench/pattern.h"
 #include "collbench/types.h"
 
 namespace collbench {
@@ -119,7 +120,8 @@ TEST(Pattern, InputsAreExactAndNeverThePoison) {
     for (int rank : {0, c.nranks / 2, c.nranks - 1}) {
       for (std::uint64_t i = 0; i < 300; ++i) {
         const double v = input_value(key, rank, i);
-        ASSERT_EQ(round_trip(v, c.dtype), v) << name(c.dtype) << " " << name(c.op) << " n=" << c.nranks;
+        ASSERT_EQ(round_trip(v, c.dtype), v)
+            << name(c.dtype) << " " << name(c.op) << " n=" << c.nranks;
         ASSERT_FALSE(matches(poison, v, 0.0)) << name(c.dtype);
       }
     }
@@ -139,10 +141,19 @@ TEST(Pattern, ReductionsAreExactAndEqualAFoldOverAllRanks) {
         const double v = input_value(key, r, i);
         switch (c.op) {
           case ReduceOp::kSum:
-          case ReduceOp::kAvg: fold += v; partial_bound += std::abs(v); break;
-          case ReduceOp::kProd: fold *= v; break;
-          case ReduceOp::kMax: fold = std::max(fold, v); break;
-          case ReduceOp::kMin: fold = std::min(fold, v); break;
+          case ReduceOp::kAvg:
+            fold += v;
+            partial_bound += std::abs(v);
+            break;
+          case ReduceOp::kProd:
+            fold *= v;
+            break;
+          case ReduceOp::kMax:
+            fold = std::max(fold, v);
+            break;
+          case ReduceOp::kMin:
+            fold = std::min(fold, v);
+            break;
         }
       }
       if (c.op == ReduceOp::kSum || c.op == ReduceOp::kAvg) {
@@ -153,10 +164,12 @@ TEST(Pattern, ReductionsAreExactAndEqualAFoldOverAllRanks) {
       const double expected = reduced_value(key, i, &tolerance);
       double want = fold;
       if (c.op == ReduceOp::kAvg) {
-        want = dtype_is_floating(c.dtype) ? fold / c.nranks
-                                          : static_cast<double>(static_cast<std::int64_t>(fold) / c.nranks);
+        want = dtype_is_floating(c.dtype)
+                   ? fold / c.nranks
+                   : static_cast<double>(static_cast<std::int64_t>(fold) / c.nranks);
       }
-      ASSERT_EQ(expected, want) << name(c.dtype) << " " << name(c.op) << " n=" << c.nranks << " i=" << i;
+      ASSERT_EQ(expected, want) << name(c.dtype) << " " << name(c.op) << " n=" << c.nranks
+                                << " i=" << i;
       if (c.op == ReduceOp::kAvg && dtype_is_floating(c.dtype)) {
         ASSERT_GE(tolerance, 0.0);
       } else {
@@ -186,17 +199,20 @@ TEST(Pattern, ValuesVaryAcrossIndicesRanksAndSeeds) {
 /// NCCL's floating-point average multiplies each input by fl(1/n) in the element type, then
 /// sums with rounding at every step; the tolerance must cover that whatever n is.
 TEST(Pattern, AverageToleranceCoversPremultipliedSums) {
-  for (DType t : {DType::kHalf, DType::kBfloat16, DType::kFloat, DType::kDouble, DType::kFp8E4M3, DType::kFp8E5M2}) {
+  for (DType t : {DType::kHalf, DType::kBfloat16, DType::kFloat, DType::kDouble, DType::kFp8E4M3,
+                  DType::kFp8E5M2}) {
     for (int n : {2, 3, 5, 6, 7, 12, 17, 100}) {
       const PatternKey key{t, ReduceOp::kAvg, true, 99u, n};
       const double scale = round_trip(1.0 / n, t);
       for (std::uint64_t i = 0; i < 300; ++i) {
         double acc = 0;
-        for (int r = 0; r < n; ++r) acc = round_trip(acc + round_trip(input_value(key, r, i) * scale, t), t);
+        for (int r = 0; r < n; ++r)
+          acc = round_trip(acc + round_trip(input_value(key, r, i) * scale, t), t);
         double tolerance = 0;
         const double expected = reduced_value(key, i, &tolerance);
         ASSERT_TRUE(matches(acc, expected, tolerance))
-            << name(t) << " n=" << n << " i=" << i << " got " << acc << " expected " << expected << " tol " << tolerance;
+            << name(t) << " n=" << n << " i=" << i << " got " << acc << " expected " << expected
+            << " tol " << tolerance;
       }
     }
   }

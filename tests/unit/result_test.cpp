@@ -1,32 +1,29 @@
-#include <gtest/gtest.h>
-
 #include "collbench/result.h"
+
+#include <gtest/gtest.h>
 
 namespace collbench {
 namespace {
 
 ResultRow sample_row() {
   ResultRow r;
-  r.run_id = "00000000000000aa";
-  r.test = "all_gather";
-  r.backend = "mpi";
+  r.run_id = Name("00000000000000aa");
+  r.test = Name("all_gather");
+  r.backend = Name("mpi");
   r.dtype = DType::kBfloat16;
   r.bytes = 4096;
   r.count = 512;
   r.nranks = 4;
   r.nodes = 2;
   r.placement = Placement::kInPlace;
-  r.mode = "batch";
+  r.mode = MeasureMode::kBatch;
   r.iterations = 20;
   r.warmup = 5;
-  r.time_us.reported = r.time_us.slowest = 12.5;
-  r.time_us.mean = 11;
-  r.time_us.fastest = 10;
-  r.time_us.per_iteration = Summary{20, 9, 12, 20, 21, 12.6, 0.1};
+  r.time_us = RowTimes{12.5, 12.5, 11, 10, Summary{20, 9, 12, 20, 21, 12.6, 0.1}};
   r.algbw_gbps = 0.32768;
   r.busbw_gbps = 0.24576;
   r.slowest_rank = 3;
-  r.slowest_host = "node2";
+  r.slowest_host = Name("node2");
   r.wrong = 0;
   return r;
 }
@@ -52,7 +49,7 @@ TEST(ResultJson, CarriesSchemaAndEveryField) {
 TEST(ResultJson, UncheckedPairedAndUnsupportedRows) {
   ResultRow r = sample_row();
   r.wrong.reset();
-  r.pair = std::make_pair(1, 3);
+  r.pair = Pair{1, 3};
   r.op = ReduceOp::kAvg;
   auto j = to_json(r);
   EXPECT_TRUE(j["wrong"].is_null());
@@ -60,7 +57,10 @@ TEST(ResultJson, UncheckedPairedAndUnsupportedRows) {
   EXPECT_EQ(j["op"], "avg");
 
   r.status = RowStatus::kUnsupported;
-  r.note = "MPI has no half type to reduce";
+  r.note = Name("MPI has no half type to reduce");
+  r.time_us.reset();
+  r.algbw_gbps.reset();
+  r.busbw_gbps.reset();
   j = to_json(r);
   EXPECT_EQ(j["status"], "unsupported");
   EXPECT_TRUE(j["time_us"].is_null());

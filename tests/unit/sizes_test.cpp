@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "collbench/sizes.h"
+
+#include <gtest/gtest.h>
 
 namespace collbench {
 namespace {
@@ -20,7 +20,8 @@ TEST(Sizes, SuffixesArePowersOf1024) {
 }
 
 TEST(Sizes, RejectsNegativeFractionalAndGarbage) {
-  for (const char* bad : {"-8", "-1K", "+8", "", " ", "abc", "1X", "1.3", "K", "1KK", "1e3", "0x10", "8 8"}) {
+  for (const char* bad :
+       {"-8", "-1K", "+8", "", " ", "abc", "1X", "1.3", "K", "1KK", "1e3", "0x10", "8 8"}) {
     EXPECT_FALSE(parse_size(bad)) << bad;
   }
   EXPECT_FALSE(parse_size("2000000T")) << "beyond 2^60 bytes";

@@ -15,8 +15,9 @@ const CollectiveSpec& spec(std::string_view name) {
 TEST(Specs, RegistryHoldsEveryTestOnce) {
   std::vector<std::string_view> names;
   for (const auto* s : all_specs()) names.push_back(s->name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
-                                                  "alltoall", "sendrecv", "latency", "bw", "bibw"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"all_reduce", "all_gather", "reduce_scatter",
+                                                  "broadcast", "reduce", "alltoall", "sendrecv",
+                                                  "latency", "bw", "bibw"}));
 }
 
 TEST(Specs, BusFactorsAreNcclTests) {
@@ -90,8 +91,10 @@ TEST(Specs, RootedAndReducing) {
   EXPECT_TRUE(spec("broadcast").rooted);
   EXPECT_TRUE(spec("reduce").rooted);
   EXPECT_FALSE(spec("all_reduce").rooted);
-  for (const char* r : {"all_reduce", "reduce_scatter", "reduce"}) EXPECT_TRUE(spec(r).reduces) << r;
-  for (const char* r : {"all_gather", "broadcast", "alltoall", "sendrecv", "bw"}) EXPECT_FALSE(spec(r).reduces) << r;
+  for (const char* r : {"all_reduce", "reduce_scatter", "reduce"})
+    EXPECT_TRUE(spec(r).reduces) << r;
+  for (const char* r : {"all_gather", "broadcast", "alltoall", "sendrecv", "bw"})
+    EXPECT_FALSE(spec(r).reduces) << r;
 }
 
 TEST(Specs, ReduceOnlyChecksTheRoot) {

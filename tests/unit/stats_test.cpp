@@ -1,9 +1,9 @@
+#include "collbench/stats.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "collbench/stats.h"
 
 namespace collbench {
 namespace {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "collbench/types.h"
+
+#include <gtest/gtest.h>
 
 namespace collbench {
 namespace {

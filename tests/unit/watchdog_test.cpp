@@ -1,11 +1,12 @@
 // The watchdog's hang report, with real side-channel sockets between thread ranks.
+#include "collbench/watchdog.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <mutex>
 #include <thread>
 
-#include "collbench/watchdog.h"
 #include "thread_world.h"
 
 namespace collbench {
@@ -27,12 +28,14 @@ TEST(Watchdog, NamesTheStepAndTheRanksThatHaveNotArrived) {
   Reports reports;
   world.run([&](int rank) {
     auto bootstrap = world.make_bootstrap(rank);
-    Watchdog watchdog(*bootstrap, 0.3, [&, rank](const std::string& report) { reports.add(rank, report); });
+    Watchdog watchdog(*bootstrap, 0.3,
+                      [&, rank](const std::string& report) { reports.add(rank, report); });
     watchdog.arm("all_reduce 1 MiB: warm-up", 1);
     watchdog.progress();
     watchdog.disarm();
     if (rank != 2) {
-      watchdog.arm("all_reduce 1 MiB float sum out-of-place: timed iterations", 1);  // and hang here
+      watchdog.arm("all_reduce 1 MiB float sum out-of-place: timed iterations",
+                   1);  // and hang here
     }
     std::this_thread::sleep_for(3500ms);
   });
@@ -40,7 +43,9 @@ TEST(Watchdog, NamesTheStepAndTheRanksThatHaveNotArrived) {
   for (int rank : {0, 1}) {
     const std::string& r = reports.by_rank[rank];
     EXPECT_NE(r.find("timed iterations"), std::string::npos) << r;
-    EXPECT_NE(r.find("not arrived: rank 2 (node3: still in all_reduce 1 MiB: warm-up)"), std::string::npos) << r;
+    EXPECT_NE(r.find("not arrived: rank 2 (node3: still in all_reduce 1 MiB: warm-up)"),
+              std::string::npos)
+        << r;
     EXPECT_NE(r.find("waiting in this step: ranks"), std::string::npos) << r;
     EXPECT_NE(r.find("0.3 s"), std::string::npos) << r;
   }
@@ -51,8 +56,8 @@ TEST(Watchdog, ARankThatStoppedAnsweringIsNotResponding) {
   Reports reports;
   world.run([&](int rank) {
     auto bootstrap = world.make_bootstrap(rank);
-    auto watchdog = std::make_unique<Watchdog>(*bootstrap, 0.3,
-                                               [&, rank](const std::string& report) { reports.add(rank, report); });
+    auto watchdog = std::make_unique<Watchdog>(
+        *bootstrap, 0.3, [&, rank](const std::string& report) { reports.add(rank, report); });
     bootstrap->barrier();
     if (rank == 1) {
       watchdog.reset();  // its side channel closes, as if the process were gone
@@ -62,7 +67,8 @@ TEST(Watchdog, ARankThatStoppedAnsweringIsNotResponding) {
     std::this_thread::sleep_for(3000ms);
   });
   ASSERT_EQ(reports.by_rank.size(), 2u);
-  EXPECT_NE(reports.by_rank[0].find("rank 1 (b: not responding, stopped or dead)"), std::string::npos)
+  EXPECT_NE(reports.by_rank[0].find("rank 1 (b: not responding, stopped or dead)"),
+            std::string::npos)
       << reports.by_rank[0];
 }
 

@@ -5,10 +5,12 @@
 
 #include "collbench/backend.h"
 #include "collbench/bootstrap.h"
+#include "collbench/cli.h"
 
 namespace collbench {
 
-/// Requires the MPI bootstrap (it shares its communicator setup).
-std::unique_ptr<Backend> make_mpi_backend(Bootstrap& bootstrap);
+/// Requires the MPI bootstrap (it shares its communicator setup). MPI declares no options.
+std::unique_ptr<Backend> make_mpi_backend(const Options& options, const BackendArgs& args,
+                                          Bootstrap& bootstrap);
 
 }  // namespace collbench

@@ -17,28 +17,28 @@ class MpiBootstrap final : public Bootstrap {
  public:
   MpiBootstrap(int* argc, char*** argv) {
     int initialized = 0;
-    MPI_Initialized(&initialized);
+    MPI_CHECK(MPI_Initialized(&initialized));
     if (!initialized) {
       // The watchdog thread never calls MPI except MPI_Abort, which Open MPI and MPICH forward to
       // the launcher (PMIx) and which is safe from any thread in practice; FUNNELED avoids the
       // locking cost THREAD_MULTIPLE would add to every timed call.
       int provided = 0;
-      MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+      MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
       owns_mpi_ = true;
     }
-    MPI_Comm_dup(MPI_COMM_WORLD, &control_);
-    MPI_Comm_dup(MPI_COMM_WORLD, &data_);
-    MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(control_, &rank_);
-    MPI_Comm_size(control_, &size_);
-    MPI_Comm_split_type(control_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local_);
-    MPI_Comm_rank(local_, &local_rank_);
-    MPI_Comm_size(local_, &local_size_);
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &control_));
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &data_));
+    MPI_CHECK(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_rank(control_, &rank_));
+    MPI_CHECK(MPI_Comm_size(control_, &size_));
+    MPI_CHECK(MPI_Comm_split_type(control_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local_));
+    MPI_CHECK(MPI_Comm_rank(local_, &local_rank_));
+    MPI_CHECK(MPI_Comm_size(local_, &local_size_));
     char name[HOST_NAME_MAX + 1] = {};
     gethostname(name, sizeof(name) - 1);
     hostname_ = name;
-    const auto hosts = allgather(hostname_);
+    const auto hosts = collbench::allgather(*this, hostname_, "host names");
     node_count_ = static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size());
   }
 
@@ -64,7 +64,8 @@ class MpiBootstrap final : public Bootstrap {
     // "Open MPI v4.1.4, package: ..., ident: ..." -> "Open MPI v4.1.4"
     const auto comma = version.find(',');
     if (comma != std::string::npos) version.resize(comma);
-    while (!version.empty() && (version.back() == '\n' || version.back() == ' ')) version.pop_back();
+    while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
+      version.pop_back();
     return version;
   }
 
@@ -95,9 +96,10 @@ class MpiBootstrap final : public Bootstrap {
     MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, control_));
     std::vector<int> offsets(lengths.size(), 0);
     for (std::size_t i = 1; i < lengths.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
-    std::string all(rank_ == root ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, '\0');
-    MPI_CHECK(MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
-                          MPI_CHAR, root, control_));
+    std::string all(rank_ == root ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0,
+                    '\0');
+    MPI_CHECK(MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                          offsets.data(), MPI_CHAR, root, control_));
     if (rank_ != root) return {};
     return split(all, lengths, offsets);
   }
@@ -121,7 +123,8 @@ class MpiBootstrap final : public Bootstrap {
                                         const std::vector<int>& offsets) {
     std::vector<std::string> out;
     for (std::size_t i = 0; i < lengths.size(); ++i) {
-      out.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+      out.push_back(
+          all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
     }
     return out;
   }

@@ -16,10 +16,10 @@ namespace collbench::mpi {
 
 }  // namespace collbench::mpi
 
-#define MPI_CHECK(call)                                                       \
-  do {                                                                        \
-    const int collbench_mpi_rc = (call);                                      \
-    if (collbench_mpi_rc != MPI_SUCCESS) {                                    \
-      ::collbench::mpi::fail(collbench_mpi_rc, #call, __FILE__, __LINE__);    \
-    }                                                                         \
+#define MPI_CHECK(call)                                                    \
+  do {                                                                     \
+    const int collbench_mpi_rc = (call);                                   \
+    if (collbench_mpi_rc != MPI_SUCCESS) {                                 \
+      ::collbench::mpi::fail(collbench_mpi_rc, #call, __FILE__, __LINE__); \
+    }                                                                      \
   } while (0)

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <atomic>
@@ -13,8 +14,8 @@
 #include <optional>
 #include <thread>
 
-#include <fmt/format.h>
-
+#include "backends/catalog.h"
+#include "collbench/cuda_check.h"
 #include "collbench/cuda_device.h"
 #include "collbench/error.h"
 #include "collbench/types.h"
@@ -30,22 +31,24 @@ using Clock = std::chrono::steady_clock;
 
 /// NCCL entry points newer than the oldest NCCL collbench runs with, looked up at run time so that
 /// the binary starts with any libnccl.so.2 and says what is missing only when it is asked for.
+/// Members are named after the functions so that NCCL_CHECK's message names the real call.
 struct OptionalApi {
-  ncclResult_t (*mem_alloc)(void**, size_t) = nullptr;                            // 2.19
-  ncclResult_t (*mem_free)(void*) = nullptr;                                      // 2.19
-  ncclResult_t (*comm_register)(const ncclComm_t, void*, size_t, void**) = nullptr;  // 2.19
-  ncclResult_t (*comm_deregister)(const ncclComm_t, void*) = nullptr;             // 2.19
-  ncclResult_t (*window_register)(ncclComm_t, void*, size_t, ncclWindow_t*, int) = nullptr;  // 2.27
-  ncclResult_t (*window_deregister)(ncclComm_t, ncclWindow_t) = nullptr;          // 2.27
+  ncclResult_t (*ncclMemAlloc)(void**, size_t) = nullptr;                               // 2.19
+  ncclResult_t (*ncclMemFree)(void*) = nullptr;                                         // 2.19
+  ncclResult_t (*ncclCommRegister)(const ncclComm_t, void*, size_t, void**) = nullptr;  // 2.19
+  ncclResult_t (*ncclCommDeregister)(const ncclComm_t, void*) = nullptr;                // 2.19
+  ncclResult_t (*ncclCommWindowRegister)(ncclComm_t, void*, size_t, ncclWindow_t*,
+                                         int) = nullptr;                         // 2.27
+  ncclResult_t (*ncclCommWindowDeregister)(ncclComm_t, ncclWindow_t) = nullptr;  // 2.27
 
   static OptionalApi load() {
     OptionalApi api;
-    lookup(api.mem_alloc, "ncclMemAlloc");
-    lookup(api.mem_free, "ncclMemFree");
-    lookup(api.comm_register, "ncclCommRegister");
-    lookup(api.comm_deregister, "ncclCommDeregister");
-    lookup(api.window_register, "ncclCommWindowRegister");
-    lookup(api.window_deregister, "ncclCommWindowDeregister");
+    lookup(api.ncclMemAlloc, "ncclMemAlloc");
+    lookup(api.ncclMemFree, "ncclMemFree");
+    lookup(api.ncclCommRegister, "ncclCommRegister");
+    lookup(api.ncclCommDeregister, "ncclCommDeregister");
+    lookup(api.ncclCommWindowRegister, "ncclCommWindowRegister");
+    lookup(api.ncclCommWindowDeregister, "ncclCommWindowDeregister");
     return api;
   }
 
@@ -61,27 +64,63 @@ std::optional<std::string> env(const char* name) {
   return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
+/// Where an NCCL call is made: its text, file and line (NCCL_CHECK fills it in).
+struct CallSite {
+  const char* call;
+  const char* file;
+  int line;
+  /// The function called: "ncclAllReduce" of "ncclAllReduce(a.send, ...)", "ncclMemAlloc" of
+  /// "api_.ncclMemAlloc(&p, bytes)"; a description ("the first all-reduce (set-up)") as it is.
+  std::string_view function() const {
+    std::string_view text(call);
+    const auto paren = text.find('(');
+    if (paren == std::string_view::npos || paren == 0 || text[paren - 1] == ' ') return text;
+    text = text.substr(0, paren);
+    const auto dot = text.rfind('.');
+    return dot == std::string_view::npos ? text : text.substr(dot + 1);
+  }
+};
+#define NCCL_SITE(call) \
+  CallSite { #call, __FILE__, __LINE__ }
+/// The one way NCCL calls are checked: throws Error(kRuntime) naming the call, where it was made,
+/// the rank, NCCL's message and its last warning (aborting the communicator first); waits out
+/// ncclInProgress on a non-blocking communicator.
+#define NCCL_CHECK(call) check((call), NCCL_SITE(call))
+
+/// A rank's failure in a step every rank takes, sent to the others.
+struct StepFailure {
+  ExitCode code = ExitCode::kRuntime;
+  std::string message;
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"code", &StepFailure::code}, Field{"message", &StepFailure::message}};
+  }
+};
+
 /// Every rank learns whether any rank failed a local step, and all throw the first failure: an
 /// error found on one rank only must not leave the others waiting in NCCL's initialisation.
 void agree(Bootstrap& bootstrap, const std::optional<Error>& mine) {
-  const std::string mine_text =
-      mine ? fmt::format("{}|{}", static_cast<int>(mine->code()), mine->what()) : std::string();
-  const auto all = bootstrap.allgather(mine_text);
+  std::optional<StepFailure> failure;
+  if (mine) failure = StepFailure{mine->code(), mine->what()};
+  const auto all = allgather(bootstrap, failure, "start-up outcome");
   for (std::size_t r = 0; r < all.size(); ++r) {
-    if (all[r].empty()) continue;
-    const auto bar = all[r].find('|');
-    const auto code = static_cast<ExitCode>(std::stoi(all[r].substr(0, bar)));
-    std::string text = all[r].substr(bar + 1);
+    if (!all[r]) continue;
+    std::string text = all[r]->message;
     // Each rank prints its own error line (usage errors: rank 0 only): name the rank it is about.
     if (static_cast<int>(r) != bootstrap.rank()) text = fmt::format("rank {}: {}", r, text);
-    throw Error(code, text);
+    throw Error(all[r]->code, text);
   }
 }
 
 class NcclBackend final : public Backend {
  public:
-  NcclBackend(const Options& options, Bootstrap& bootstrap)
-      : options_(options), bootstrap_(bootstrap), api_(OptionalApi::load()) {
+  NcclBackend(const Options& options, const BackendArgs& args, Bootstrap& bootstrap)
+      : options_(options),
+        register_mode_(static_cast<int>(args.integer(backend_option::kRegisterBuffers))),
+        device_option_(static_cast<int>(args.integer(backend_option::kDevice))),
+        require_net_(args.text(backend_option::kRequireNet)),
+        bootstrap_(bootstrap),
+        api_(OptionalApi::load()) {
     ncclGetVersion(&nccl_version_);  // does not log: safe before the capture is set up
     select_device();
     check_registration_support();
@@ -102,15 +141,14 @@ class NcclBackend final : public Backend {
       probe_buffer_ = nullptr;
       throw;
     }
-    if (options_.register_buffers > 0) {
+    if (register_mode_ > 0) {
       // NCCL registers (and, for windows, maps symmetrically) only memory from its own allocator.
-      device_->set_allocator(CudaAllocator{
-          [this](std::size_t bytes) {
-            void* p = nullptr;
-            check(api_.mem_alloc(&p, bytes), "ncclMemAlloc");
-            return p;
-          },
-          [this](void* p) { api_.mem_free(p); }});
+      device_->set_allocator(CudaAllocator{[this](std::size_t bytes) {
+                                             void* p = nullptr;
+                                             NCCL_CHECK(api_.ncclMemAlloc(&p, bytes));
+                                             return p;
+                                           },
+                                           [this](void* p) { api_.ncclMemFree(p); }});
     }
     device_->set_wait_poll([this] { poll_communicator(); });
   }
@@ -119,7 +157,8 @@ class NcclBackend final : public Backend {
     try {
       if (comm_ && !aborted_) {
         if (std::uncaught_exceptions() > 0) {
-          abort_communicator();  // an error is unwinding: the peers may be gone, do not wait for them
+          abort_communicator();  // an error is unwinding: the peers may be gone, do not wait for
+                                 // them
         } else {
           finalize_communicator();
         }
@@ -133,8 +172,10 @@ class NcclBackend final : public Backend {
   const BackendInfo& info() const override { return info_; }
   Device& device() override { return *device_; }
 
-  std::optional<std::string> unsupported(Primitive primitive, DType dtype, ReduceOp op) const override {
-    return nccl::unsupported_reason(primitive, dtype, op, nccl_version_, device_->compute_capability());
+  std::optional<std::string> unsupported(Primitive primitive, DType dtype,
+                                         ReduceOp op) const override {
+    return nccl::unsupported_reason(primitive, dtype, op, nccl_version_,
+                                    device_->compute_capability());
   }
 
   void submit(const CollArgs& a) override {
@@ -143,44 +184,44 @@ class NcclBackend final : public Backend {
     cudaStream_t stream = device_->stream();
     switch (a.primitive) {
       case Primitive::kAllReduce:
-        check(ncclAllReduce(a.send, a.recv, a.count, type, op, comm_, stream), "ncclAllReduce");
+        NCCL_CHECK(ncclAllReduce(a.send, a.recv, a.count, type, op, comm_, stream));
         break;
       case Primitive::kAllGather:
-        check(ncclAllGather(a.send, a.recv, a.count, type, comm_, stream), "ncclAllGather");
+        NCCL_CHECK(ncclAllGather(a.send, a.recv, a.count, type, comm_, stream));
         break;
       case Primitive::kReduceScatter:
-        check(ncclReduceScatter(a.send, a.recv, a.count, type, op, comm_, stream), "ncclReduceScatter");
+        NCCL_CHECK(ncclReduceScatter(a.send, a.recv, a.count, type, op, comm_, stream));
         break;
       case Primitive::kBroadcast:
-        check(ncclBroadcast(a.send, a.recv, a.count, type, a.root, comm_, stream), "ncclBroadcast");
+        NCCL_CHECK(ncclBroadcast(a.send, a.recv, a.count, type, a.root, comm_, stream));
         break;
       case Primitive::kReduce:
-        check(ncclReduce(a.send, a.recv, a.count, type, op, a.root, comm_, stream), "ncclReduce");
+        NCCL_CHECK(ncclReduce(a.send, a.recv, a.count, type, op, a.root, comm_, stream));
         break;
       case Primitive::kAllToAll: {
         // Block p of the send buffer goes to rank p; block p of the receive buffer comes from it.
         const std::size_t block = a.count * size_of(a.dtype);
         const auto* send = static_cast<const char*>(a.send);
         auto* recv = static_cast<char*>(a.recv);
-        check(ncclGroupStart(), "ncclGroupStart");
+        NCCL_CHECK(ncclGroupStart());
         for (int peer = 0; peer < nranks_; ++peer) {
-          check(ncclSend(send + peer * block, a.count, type, peer, comm_, stream), "ncclSend (alltoall)");
-          check(ncclRecv(recv + peer * block, a.count, type, peer, comm_, stream), "ncclRecv (alltoall)");
+          NCCL_CHECK(ncclSend(send + peer * block, a.count, type, peer, comm_, stream));
+          NCCL_CHECK(ncclRecv(recv + peer * block, a.count, type, peer, comm_, stream));
         }
-        check(ncclGroupEnd(), "ncclGroupEnd (alltoall)");
+        NCCL_CHECK(ncclGroupEnd());
         break;
       }
       case Primitive::kSend:
-        check(ncclSend(a.send, a.count, type, a.peer, comm_, stream), "ncclSend");
+        NCCL_CHECK(ncclSend(a.send, a.count, type, a.peer, comm_, stream));
         break;
       case Primitive::kRecv:
-        check(ncclRecv(a.recv, a.count, type, a.peer, comm_, stream), "ncclRecv");
+        NCCL_CHECK(ncclRecv(a.recv, a.count, type, a.peer, comm_, stream));
         break;
     }
   }
 
-  void group_begin() override { check(ncclGroupStart(), "ncclGroupStart"); }
-  void group_end() override { check(ncclGroupEnd(), "ncclGroupEnd"); }
+  void group_begin() override { NCCL_CHECK(ncclGroupStart()); }
+  void group_end() override { NCCL_CHECK(ncclGroupEnd()); }
 
   void synchronize() override {
     device_->wait([this] { poll_communicator(); });
@@ -193,13 +234,14 @@ class NcclBackend final : public Backend {
   }
 
   void register_buffer(void* pointer, std::size_t bytes) override {
-    if (options_.register_buffers <= 0 || !pointer) return;
+    if (register_mode_ <= 0 || !pointer) return;
     Registration r;
-    if (options_.register_buffers >= 2) {
+    if (register_mode_ >= 2) {
       // Collective: every rank registers its buffers in the same order (the runner does).
-      check(api_.window_register(comm_, pointer, bytes, &r.window, NCCL_WIN_COLL_SYMMETRIC), "ncclCommWindowRegister");
+      NCCL_CHECK(
+          api_.ncclCommWindowRegister(comm_, pointer, bytes, &r.window, NCCL_WIN_COLL_SYMMETRIC));
     } else {
-      check(api_.comm_register(comm_, pointer, bytes, &r.handle), "ncclCommRegister");
+      NCCL_CHECK(api_.ncclCommRegister(comm_, pointer, bytes, &r.handle));
     }
     registrations_[pointer] = r;
   }
@@ -209,15 +251,16 @@ class NcclBackend final : public Backend {
     if (it == registrations_.end()) return;
     const Registration r = it->second;
     registrations_.erase(it);
-    if (r.window) check(api_.window_deregister(comm_, r.window), "ncclCommWindowDeregister");
-    if (r.handle) check(api_.comm_deregister(comm_, r.handle), "ncclCommDeregister");
+    if (r.window) NCCL_CHECK(api_.ncclCommWindowDeregister(comm_, r.window));
+    if (r.handle) NCCL_CHECK(api_.ncclCommDeregister(comm_, r.handle));
   }
 
   void abort() noexcept override {
     // Called from the watchdog thread. NCCL calls stay on the main thread: it sees the request in
     // its polling loop, aborts the communicator and throws. Give it a moment to do so.
     abort_requested_ = true;
-    for (int i = 0; i < 300 && !aborted_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 300 && !aborted_; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
  private:
@@ -233,15 +276,17 @@ class NcclBackend final : public Backend {
     try {
       const CudaProbe probe = probe_cuda();
       if (probe.device_count <= 0) {
-        throw Error(ExitCode::kRuntime,
-                    fmt::format("--backend nccl needs a GPU, but none is usable on {}: {}; use --backend mpi on "
-                                "hosts without GPUs",
-                                bootstrap_.hostname(), probe.error));
+        throw Error(
+            ExitCode::kRuntime,
+            fmt::format(
+                "--backend nccl needs a GPU, but none is usable on {}: {}; use --backend mpi on "
+                "hosts without GPUs",
+                bootstrap_.hostname(), probe.error));
       }
       const char* env_device = std::getenv("COLLBENCH_DEVICE");
       const nccl::DeviceChoice choice =
-          nccl::choose_device(options_.device, env_device, bootstrap_.local_rank(), bootstrap_.local_size(),
-                              probe.device_count, bootstrap_.hostname());
+          nccl::choose_device(device_option_, env_device, bootstrap_.local_rank(),
+                              bootstrap_.local_size(), probe.device_count, bootstrap_.hostname());
       device_reason_ = choice.reason;
       device_ = make_cuda_device(choice.ordinal);
     } catch (const Error& e) {
@@ -250,13 +295,9 @@ class NcclBackend final : public Backend {
     agree(bootstrap_, failure);
 
     // Two ranks on one GPU of one (NCCL) host: NCCL would fail deep in its initialisation.
-    const std::string host_id = env("NCCL_HOSTID").value_or(bootstrap_.hostname());
-    const auto all = bootstrap_.allgather(host_id + '\n' + device_->info().pci_bus_id);
-    std::vector<nccl::RankDevice> devices;
-    for (const auto& entry : all) {
-      const auto nl = entry.find('\n');
-      devices.push_back({entry.substr(0, nl), entry.substr(nl + 1)});
-    }
+    const nccl::RankDevice mine{env("NCCL_HOSTID").value_or(bootstrap_.hostname()),
+                                device_->info().pci_bus_id};
+    const auto devices = allgather(bootstrap_, mine, "GPU of every rank");
     const auto multi = env("NCCL_MULTI_RANK_GPU_ENABLE");
     if (!(multi && *multi != "0")) {
       if (auto problem = nccl::duplicate_device(devices)) throw Error(ExitCode::kUsage, *problem);
@@ -265,35 +306,48 @@ class NcclBackend final : public Backend {
 
   void check_registration_support() {
     const std::string have = nccl::version_string(nccl_version_);
-    if (options_.register_buffers == 1 && !(api_.comm_register && api_.comm_deregister && api_.mem_alloc)) {
-      throw_usage("-R 1: buffer registration (ncclCommRegister, ncclMemAlloc) needs NCCL 2.19 or newer; this is "
-                  "NCCL {}; drop -R",
-                  have);
+    if (register_mode_ == 1 &&
+        !(api_.ncclCommRegister && api_.ncclCommDeregister && api_.ncclMemAlloc)) {
+      throw_usage(
+          "-R 1: buffer registration (ncclCommRegister, ncclMemAlloc) needs NCCL 2.19 or newer; "
+          "this is "
+          "NCCL {}; drop -R",
+          have);
     }
-    if (options_.register_buffers >= 2 && !(api_.window_register && api_.window_deregister && api_.mem_alloc)) {
-      throw_usage("-R 2: symmetric registration (ncclCommWindowRegister) needs NCCL 2.27 or newer; this is NCCL {}; "
-                  "use -R 1 (ncclCommRegister) or drop -R",
-                  have);
+    if (register_mode_ >= 2 &&
+        !(api_.ncclCommWindowRegister && api_.ncclCommWindowDeregister && api_.ncclMemAlloc)) {
+      throw_usage(
+          "-R 2: symmetric registration (ncclCommWindowRegister) needs NCCL 2.27 or newer; this is "
+          "NCCL {}; "
+          "use -R 1 (ncclCommRegister) or drop -R",
+          have);
     }
   }
 
   std::optional<Clock::time_point> deadline() const {
     if (options_.timeout_s <= 0) return std::nullopt;
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(options_.timeout_s));
   }
 
   /// Rank 0 creates a unique id; the bootstrap (never NCCL) carries it to every rank.
   ncclUniqueId shared_unique_id() {
-    std::string id(sizeof(ncclUniqueId), '\0');
+    // The id is an opaque byte array (NCCL_UNIQUE_ID_BYTES); it travels as a vector of bytes.
+    std::vector<std::uint8_t> bytes(sizeof(ncclUniqueId));
     if (rank_ == 0) {
       ncclUniqueId unique{};
-      const ncclResult_t r = ncclGetUniqueId(&unique);
-      if (r != ncclSuccess) fail("ncclGetUniqueId", r);
-      std::memcpy(id.data(), &unique, sizeof(unique));
+      NCCL_CHECK(ncclGetUniqueId(&unique));
+      std::memcpy(bytes.data(), &unique, sizeof(unique));
     }
-    bootstrap_.broadcast(id, 0);
+    bytes = broadcast(bootstrap_, bytes, 0, "NCCL unique id");
+    if (bytes.size() != sizeof(ncclUniqueId)) {
+      throw_runtime(
+          "NCCL unique id: rank 0 sent {} bytes, this NCCL expects {}; every rank must "
+          "load the same NCCL",
+          bytes.size(), sizeof(ncclUniqueId));
+    }
     ncclUniqueId unique{};
-    std::memcpy(&unique, id.data(), sizeof(unique));
+    std::memcpy(&unique, bytes.data(), sizeof(unique));
     return unique;
   }
 
@@ -308,12 +362,11 @@ class NcclBackend final : public Backend {
     const ncclUniqueId unique = shared_unique_id();
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    const ncclResult_t r = ncclCommInitRankConfig(&init_comm_, nranks_, unique, rank_, &config);
-    if (r != ncclSuccess && r != ncclInProgress) fail("ncclCommInitRankConfig (non-blocking)", r);
+    started(ncclCommInitRankConfig(&init_comm_, nranks_, unique, rank_, &config),
+            NCCL_SITE(ncclCommInitRankConfig));
     wait_for(init_comm_, "NCCL communicator initialisation", deadline());
     if (nranks_ > 1) establish_connections(init_comm_, "the start-up communicator");
-    const ncclResult_t f = ncclCommFinalize(init_comm_);
-    if (f != ncclSuccess && f != ncclInProgress) fail("ncclCommFinalize (start-up communicator)", f);
+    started(ncclCommFinalize(init_comm_), NCCL_SITE(ncclCommFinalize));
     wait_for(init_comm_, "ncclCommFinalize (start-up communicator)", deadline());
     ncclCommDestroy(init_comm_);
     init_comm_ = nullptr;
@@ -325,13 +378,19 @@ class NcclBackend final : public Backend {
     const ncclUniqueId unique = shared_unique_id();
     struct Outcome {
       std::atomic<bool> done{false};
+      cudaError_t device = cudaSuccess;
       ncclResult_t result = ncclSuccess;
       ncclComm_t comm = nullptr;
     };
     auto outcome = std::make_shared<Outcome>();
     const int ordinal = device_->ordinal(), nranks = nranks_, rank = rank_;
     std::thread worker([outcome, unique, ordinal, nranks, rank] {
-      cudaSetDevice(ordinal);  // NCCL initialises on the calling thread's current device
+      // NCCL initialises on the calling thread's current device.
+      outcome->device = cudaSetDevice(ordinal);
+      if (outcome->device != cudaSuccess) {
+        outcome->done.store(true, std::memory_order_release);
+        return;
+      }
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
       config.blocking = 1;
       ncclUniqueId id = unique;
@@ -345,18 +404,27 @@ class NcclBackend final : public Backend {
         // The thread is inside NCCL: leave it (it owns `outcome`); the process exits next.
         worker.detach();
         if (abort_requested_) {
-          throw_runtime("NCCL communicator initialisation aborted on rank {} ({}) after the --timeout watchdog fired",
-                        rank_, bootstrap_.hostname());
+          throw_runtime(
+              "NCCL communicator initialisation aborted on rank {} ({}) after the --timeout "
+              "watchdog fired",
+              rank_, bootstrap_.hostname());
         }
-        throw_runtime("NCCL communicator initialisation (measurement communicator) did not finish within --timeout "
-                      "{} s on rank {} ({}){}",
-                      options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
+        throw_runtime(
+            "NCCL communicator initialisation (measurement communicator) did not finish within "
+            "--timeout "
+            "{} s on rank {} ({}){}",
+            options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     worker.join();
+    if (outcome->device != cudaSuccess) {
+      cuda_fail(outcome->device, "cudaSetDevice(ordinal)", __FILE__, __LINE__);
+    }
     // A blocking initialisation that failed has released its communicator itself.
-    if (outcome->result != ncclSuccess) fail("ncclCommInitRankConfig", outcome->result);
+    if (outcome->result != ncclSuccess) {
+      fail(CallSite{"ncclCommInitRankConfig", __FILE__, __LINE__}, outcome->result);
+    }
     comm_ = outcome->comm;
   }
 
@@ -364,26 +432,22 @@ class NcclBackend final : public Backend {
   /// their "via NET/..." log lines) exist before the network is checked and anything is timed.
   void establish_connections(ncclComm_t comm, const char* which) {
     const auto until = deadline();
-    if (!probe_buffer_) {
-      if (cudaMalloc(&probe_buffer_, 16) != cudaSuccess) throw_runtime("cannot allocate 16 bytes on the GPU");
-    }
-    if (cudaMemsetAsync(probe_buffer_, 0, 16, device_->stream()) != cudaSuccess) {
-      throw_runtime("cannot clear a GPU buffer");
-    }
-    const ncclResult_t r = ncclAllReduce(probe_buffer_, probe_buffer_, 1, ncclFloat32, ncclSum, comm, device_->stream());
-    if (r == ncclInProgress) {
-      wait_for(comm, "the first all-reduce (connection set-up)", until);
-    } else if (r != ncclSuccess) {
-      fail("ncclAllReduce (connection set-up)", r);
-    }
+    if (!probe_buffer_) CUDA_CHECK(cudaMalloc(&probe_buffer_, 16));
+    CUDA_CHECK(cudaMemsetAsync(probe_buffer_, 0, 16, device_->stream()));
+    const ncclResult_t r = ncclAllReduce(probe_buffer_, probe_buffer_, 1, ncclFloat32, ncclSum,
+                                         comm, device_->stream());
+    started(r, NCCL_SITE(ncclAllReduce));
+    if (r == ncclInProgress) wait_for(comm, "the first all-reduce (connection set-up)", until);
     device_->wait([&] {
       poll(comm);
       if (until && Clock::now() > *until) {
         capture_->poll();
         abort_communicator();
-        throw_runtime("the first all-reduce on {} (connection set-up) did not finish within --timeout {} s on rank "
-                      "{} ({}): the ranks cannot reach each other over the network NCCL chose{}",
-                      which, options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
+        throw_runtime(
+            "the first all-reduce on {} (connection set-up) did not finish within --timeout {} s "
+            "on rank "
+            "{} ({}): the ranks cannot reach each other over the network NCCL chose{}",
+            which, options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
       }
     });
   }
@@ -391,34 +455,39 @@ class NcclBackend final : public Backend {
   void describe_and_check_network() {
     const nccl::LogFacts& facts = capture_->facts();
     const auto mine = nccl::summarize(facts, capture_->captured());
-    std::vector<nccl::RankNetwork> ranks;
-    for (const auto& entry : bootstrap_.allgather(nccl::encode(mine))) ranks.push_back(nccl::decode(entry));
+    const auto ranks = allgather(bootstrap_, mine, "NCCL network of every rank");
 
-    info_.name = "nccl";
+    info_.name = nccl_backend_descriptor().name;
     info_.library = "NCCL " + nccl::version_string(nccl_version_);
     info_.memory = MemoryKind::kDevice;
     info_.stream_ordered = true;
-    info_.checks_network = true;
     info_.max_count = 0;
-    info_.facts = nccl::network_facts(facts, ranks);
-    info_.facts["library.nccl"] = nccl::version_string(nccl_version_);
+    nccl::NetworkFacts network = nccl::network_facts(facts, ranks);
+    info_.network = std::move(network.network);
+    if (!network.nccl_build.empty()) info_.libraries["nccl_build"] = network.nccl_build;
+    info_.libraries["nccl"] = nccl::version_string(nccl_version_);
     const std::string runtime = cuda_runtime_version(), driver = cuda_driver_version();
-    if (!runtime.empty()) info_.facts["library.cuda_runtime"] = runtime;
-    if (!driver.empty()) info_.facts["library.cuda_driver"] = driver;
+    if (!runtime.empty()) info_.libraries["cuda_runtime"] = runtime;
+    if (!driver.empty()) info_.libraries["cuda_driver"] = driver;
     info_.facts["device_selection"] = device_reason_;
-    info_.facts["nccl_log"] = capture_->captured()
-                                  ? fmt::format("captured ({} lines at init)", facts.lines)
-                                  : std::string("not captured (NCCL logging was set up before collbench's capture)");
+    info_.facts["nccl_log"] =
+        capture_->captured()
+            ? fmt::format("captured ({} lines at init)", facts.lines)
+            : std::string("not captured (NCCL logging was set up before collbench's capture)");
     if (capture_->environment().superset) {
       info_.facts["nccl_log"] += "; NCCL_DEBUG_SUBSYS extended with INIT";
     }
-    info_.facts["registration"] = options_.register_buffers >= 2   ? "ncclCommWindowRegister (symmetric)"
-                                  : options_.register_buffers == 1 ? "ncclCommRegister"
-                                                                   : "off";
-    info_.facts["init"] = "non-blocking start-up communicator (bounded by --timeout), then a blocking one for measurement";
+    info_.facts["registration"] = register_mode_ >= 2   ? "ncclCommWindowRegister (symmetric)"
+                                  : register_mode_ == 1 ? "ncclCommRegister"
+                                                        : "off";
+    info_.facts["init"] =
+        "non-blocking start-up communicator (bounded by --timeout), then a blocking one for "
+        "measurement";
 
-    if (!options_.require_net.empty()) {
-      if (auto why = nccl::require_network(options_.require_net, ranks)) throw Error(ExitCode::kRuntime, *why);
+    if (!require_net_.empty()) {
+      if (auto why = nccl::require_network(require_net_, ranks)) {
+        throw Error(ExitCode::kRuntime, *why);
+      }
     }
   }
 
@@ -429,10 +498,9 @@ class NcclBackend final : public Backend {
   void wait_for(ncclComm_t comm, const char* what, std::optional<Clock::time_point> until) {
     for (unsigned spins = 0;; ++spins) {
       ncclResult_t state = ncclSuccess;
-      const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
-      if (r != ncclSuccess) fail("ncclCommGetAsyncError", r);
+      NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
       if (state == ncclSuccess) return;
-      if (state != ncclInProgress) fail(what, state);
+      if (state != ncclInProgress) fail(CallSite{what, __FILE__, __LINE__}, state);
       if (abort_requested_) {
         abort_communicator();
         throw_runtime("{} aborted on rank {} ({}) after the --timeout watchdog fired", what, rank_,
@@ -441,9 +509,11 @@ class NcclBackend final : public Backend {
       if (until && Clock::now() > *until) {
         capture_->poll();
         abort_communicator();
-        throw_runtime("{} did not finish within --timeout {} s on rank {} ({}): a rank that never started, or a "
-                      "network NCCL cannot connect over, are the usual causes{}",
-                      what, options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
+        throw_runtime(
+            "{} did not finish within --timeout {} s on rank {} ({}): a rank that never started, "
+            "or a "
+            "network NCCL cannot connect over, are the usual causes{}",
+            what, options_.timeout_s, rank_, bootstrap_.hostname(), warning_suffix());
       }
       if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
@@ -454,24 +524,32 @@ class NcclBackend final : public Backend {
   void poll(ncclComm_t comm) {
     if (abort_requested_) {
       abort_communicator();
-      throw_runtime("NCCL operations aborted on rank {} ({}) after the --timeout watchdog fired", rank_,
-                    bootstrap_.hostname());
+      throw_runtime("NCCL operations aborted on rank {} ({}) after the --timeout watchdog fired",
+                    rank_, bootstrap_.hostname());
     }
     if (!comm) return;
     ncclResult_t state = ncclSuccess;
     if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) return;
-    if (state != ncclSuccess && state != ncclInProgress) fail("an NCCL operation (asynchronous error)", state);
+    if (state != ncclSuccess && state != ncclInProgress) {
+      fail(CallSite{"an NCCL operation (asynchronous error)", __FILE__, __LINE__}, state);
+    }
   }
   void poll_communicator() { poll(comm_); }
 
-  /// Accepts ncclSuccess; waits out ncclInProgress (non-blocking communicator); throws otherwise.
-  void check(ncclResult_t r, const char* call) {
+  /// NCCL_CHECK: accepts ncclSuccess; waits out ncclInProgress (non-blocking communicator);
+  /// throws otherwise.
+  void check(ncclResult_t r, const CallSite& site) {
     if (r == ncclSuccess) return;
     if (r == ncclInProgress && comm_) {
-      wait_for(comm_, call, std::nullopt);  // the watchdog bounds this wait
+      wait_for(comm_, site.call, std::nullopt);  // the watchdog bounds this wait
       return;
     }
-    fail(call, r);
+    fail(site, r);
+  }
+
+  /// A call on a non-blocking communicator: ncclInProgress means it started; the caller waits.
+  void started(ncclResult_t r, const CallSite& site) {
+    if (r != ncclSuccess && r != ncclInProgress) fail(site, r);
   }
 
   std::string warning_suffix() {
@@ -481,13 +559,14 @@ class NcclBackend final : public Backend {
     return warnings.empty() ? std::string() : fmt::format("; NCCL WARN: {}", warnings.back());
   }
 
-  [[noreturn]] void fail(const char* call, ncclResult_t r) {
+  [[noreturn]] void fail(const CallSite& site, ncclResult_t r) {
     std::string detail = ncclGetErrorString(r);
     const char* last = ncclGetLastError(comm_);
     if (last && *last) detail += fmt::format(" ({})", last);
     const std::string warning = warning_suffix();
     abort_communicator();
-    throw_runtime("{} failed on rank {} ({}): {}{}{}", call, rank_, bootstrap_.hostname(), detail, warning,
+    throw_runtime("{} failed on rank {} ({}) at {}:{}: {}{}{}", site.function(), rank_,
+                  bootstrap_.hostname(), site.file, site.line, detail, warning,
                   capture_ && capture_->environment().level == "INFO" && !env("NCCL_DEBUG")
                       ? "; rerun with NCCL_DEBUG=INFO for NCCL's account"
                       : "");
@@ -510,16 +589,19 @@ class NcclBackend final : public Backend {
   }
 
   const Options& options_;
+  const int register_mode_;  ///< -R: 0 off, 1 ncclCommRegister, 2 symmetric windows
+  const int device_option_;  ///< --device (-1: COLLBENCH_DEVICE or the local rank)
+  const std::string require_net_;
   Bootstrap& bootstrap_;
   OptionalApi api_;
   int nccl_version_ = 0;
   int rank_ = 0;
   int nranks_ = 1;
   std::string device_reason_;
-  std::unique_ptr<CudaDevice> device_;              // outlives the communicator (declared first)
-  std::unique_ptr<nccl::DebugCapture> capture_;     // forwards NCCL's last lines at destruction
-  ncclComm_t init_comm_ = nullptr;  // phase 1 only (non-blocking)
-  ncclComm_t comm_ = nullptr;       // the measured, blocking communicator
+  std::unique_ptr<CudaDevice> device_;           // outlives the communicator (declared first)
+  std::unique_ptr<nccl::DebugCapture> capture_;  // forwards NCCL's last lines at destruction
+  ncclComm_t init_comm_ = nullptr;               // phase 1 only (non-blocking)
+  ncclComm_t comm_ = nullptr;                    // the measured, blocking communicator
   void* probe_buffer_ = nullptr;
   std::atomic<bool> abort_requested_{false};
   std::atomic<bool> aborted_{false};
@@ -532,8 +614,9 @@ class NcclBackend final : public Backend {
 
 bool nccl_usable() { return probe_cuda().device_count > 0; }
 
-std::unique_ptr<Backend> make_nccl_backend(const Options& options, Bootstrap& bootstrap) {
-  return std::make_unique<NcclBackend>(options, bootstrap);
+std::unique_ptr<Backend> make_nccl_backend(const Options& options, const BackendArgs& args,
+                                           Bootstrap& bootstrap) {
+  return std::make_unique<NcclBackend>(options, args, bootstrap);
 }
 
 }  // namespace collbench

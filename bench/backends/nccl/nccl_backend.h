@@ -19,6 +19,7 @@ bool nccl_usable();
 /// by --timeout), captures NCCL's transport choice into info().facts and enforces
 /// --require-net on every rank. Throws Error(kUsage) for a bad device choice (agreed by all
 /// ranks) and Error(kRuntime) for runtime failures and an unmet --require-net.
-std::unique_ptr<Backend> make_nccl_backend(const Options& options, Bootstrap& bootstrap);
+std::unique_ptr<Backend> make_nccl_backend(const Options& options, const BackendArgs& args,
+                                           Bootstrap& bootstrap);
 
 }  // namespace collbench

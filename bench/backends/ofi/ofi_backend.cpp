@@ -1,6 +1,8 @@
 #include "ofi_backend.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -14,13 +16,10 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <sstream>
 #include <thread>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
+#include "backends/catalog.h"
 #include "collbench/host_device.h"
 #include "ofi_check.h"
 #include "ofi_select.h"
@@ -41,13 +40,20 @@ constexpr int kMinSequenceBits = 24;
 
 std::string address_format_name(std::uint32_t format) {
   switch (format) {
-    case FI_SOCKADDR_IN: return "ipv4";
-    case FI_SOCKADDR_IN6: return "ipv6";
-    case FI_SOCKADDR_IB: return "ib";
-    case FI_ADDR_PSMX2: return "psmx2";
-    case FI_ADDR_EFA: return "efa";
-    case FI_ADDR_STR: return "str";
-    default: return fmt::format("format {}", format);
+    case FI_SOCKADDR_IN:
+      return "ipv4";
+    case FI_SOCKADDR_IN6:
+      return "ipv6";
+    case FI_SOCKADDR_IB:
+      return "ib";
+    case FI_ADDR_PSMX2:
+      return "psmx2";
+    case FI_ADDR_EFA:
+      return "efa";
+    case FI_ADDR_STR:
+      return "str";
+    default:
+      return fmt::format("format {}", format);
   }
 }
 
@@ -58,8 +64,9 @@ ofi::Candidate describe(const fi_info& info) {
   c.domain = info.domain_attr && info.domain_attr->name ? info.domain_attr->name : "?";
   c.address_format = address_format_name(info.addr_format);
   // Only socket address formats hold a sockaddr; an EFA or string address would be misread.
-  const bool socket_address =
-      info.addr_format == FI_SOCKADDR || info.addr_format == FI_SOCKADDR_IN || info.addr_format == FI_SOCKADDR_IN6;
+  const bool socket_address = info.addr_format == FI_SOCKADDR ||
+                              info.addr_format == FI_SOCKADDR_IN ||
+                              info.addr_format == FI_SOCKADDR_IN6;
   const auto* sa = socket_address ? static_cast<const sockaddr*>(info.src_addr) : nullptr;
   if (sa && info.src_addrlen >= sizeof(sockaddr_in) && sa->sa_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
@@ -73,19 +80,27 @@ ofi::Candidate describe(const fi_info& info) {
   return c;
 }
 
-std::string encode(const ofi::Candidate& c) {
-  return fmt::format("{}\n{}\n{}\n{}", c.provider, c.address_format, c.fabric, c.domain);
-}
+/// Rank 0's choice of provider, sent to every rank: the candidate, or why there is none.
+struct ProviderChoice {
+  std::optional<ofi::Candidate> chosen;
+  std::string why_none;
 
-ofi::Candidate decode(const std::string& text) {
-  ofi::Candidate c;
-  std::istringstream in(text);
-  std::getline(in, c.provider);
-  std::getline(in, c.address_format);
-  std::getline(in, c.fabric);
-  std::getline(in, c.domain);
-  return c;
-}
+  static constexpr auto fields() {
+    return std::tuple{Field{"chosen", &ProviderChoice::chosen},
+                      Field{"why_none", &ProviderChoice::why_none}};
+  }
+};
+
+/// What a rank's endpoint accepts; every rank uses the smallest of all.
+struct EndpointLimits {
+  std::uint64_t max_message = 0;
+  int tag_bits = 64;
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"max_message", &EndpointLimits::max_message},
+                      Field{"tag_bits", &EndpointLimits::tag_bits}};
+  }
+};
 
 /// Closes a libfabric object when it goes out of scope.
 template <typename T>
@@ -110,14 +125,15 @@ struct Registration {
 
 class OfiBackend final : public Backend {
  public:
-  OfiBackend(const Options& options, Bootstrap& bootstrap)
+  OfiBackend(const BackendArgs& args, Bootstrap& bootstrap)
       : rank_(bootstrap.rank()),
         size_(bootstrap.size()),
         device_(make_host_device(bootstrap.local_size())),
         send_seq_(static_cast<std::size_t>(size_), 0),
         recv_seq_(static_cast<std::size_t>(size_), 0) {
-    while (rank_bits_ < 63 && (std::uint64_t{1} << rank_bits_) < static_cast<std::uint64_t>(size_)) ++rank_bits_;
-    open(options, bootstrap);
+    while (rank_bits_ < 63 && (std::uint64_t{1} << rank_bits_) < static_cast<std::uint64_t>(size_))
+      ++rank_bits_;
+    open(args, bootstrap);
     connect(bootstrap);
   }
 
@@ -135,17 +151,24 @@ class OfiBackend final : public Backend {
   Device& device() override { return *device_; }
 
   std::optional<std::string> unsupported(Primitive p, DType, ReduceOp) const override {
-    if (p == Primitive::kSend || p == Primitive::kRecv || p == Primitive::kAllToAll) return std::nullopt;
-    return fmt::format("libfabric moves messages point to point and collbench runs no {} algorithm "
-                       "over it (the ofi backend runs latency, bw, bibw, sendrecv and alltoall; "
-                       "use --backend mpi or nccl)", name(p));
+    if (p == Primitive::kSend || p == Primitive::kRecv || p == Primitive::kAllToAll)
+      return std::nullopt;
+    return fmt::format(
+        "libfabric moves messages point to point and collbench runs no {} algorithm "
+        "over it (the ofi backend runs latency, bw, bibw, sendrecv and alltoall; "
+        "use --backend mpi or nccl)",
+        name(p));
   }
 
   void submit(const CollArgs& a) override {
     const std::size_t bytes = a.count * size_of(a.dtype);
     switch (a.primitive) {
-      case Primitive::kSend: queue_send(a.send, bytes, a.peer); break;
-      case Primitive::kRecv: queue_recv(a.recv, bytes, a.peer); break;
+      case Primitive::kSend:
+        queue_send(a.send, bytes, a.peer);
+        break;
+      case Primitive::kRecv:
+        queue_recv(a.recv, bytes, a.peer);
+        break;
       case Primitive::kAllToAll: {
         // Every pair at once: a receive from and a send to each peer (flush() posts them in turn,
         // in this order, so that both ends of a pair agree); the own block is a copy.
@@ -159,8 +182,8 @@ class OfiBackend final : public Backend {
           const int peer = (rank_ + step) % size_;
           queue_send(send + bytes * static_cast<std::size_t>(peer), bytes, peer);
         }
-        std::memcpy(recv + bytes * static_cast<std::size_t>(rank_), send + bytes * static_cast<std::size_t>(rank_),
-                    bytes);
+        std::memcpy(recv + bytes * static_cast<std::size_t>(rank_),
+                    send + bytes * static_cast<std::size_t>(rank_), bytes);
         break;
       }
       default:
@@ -179,7 +202,8 @@ class OfiBackend final : public Backend {
   void register_buffer(void* pointer, std::size_t bytes) override {
     if (!register_) return;
     fid_mr* mr = nullptr;
-    OFI_CHECK(fi_mr_reg(domain_.get(), pointer, bytes, FI_SEND | FI_RECV, 0, next_key_++, 0, &mr, nullptr));
+    OFI_CHECK(fi_mr_reg(domain_.get(), pointer, bytes, FI_SEND | FI_RECV, 0, next_key_++, 0, &mr,
+                        nullptr));
     Registration r{bytes, Handle<fid_mr>(mr)};
     if (mr_mode_ & FI_MR_ENDPOINT) {
       OFI_CHECK(fi_mr_bind(mr, &endpoint_->fid, 0));
@@ -188,7 +212,9 @@ class OfiBackend final : public Backend {
     registrations_.emplace(static_cast<const char*>(pointer), std::move(r));
   }
 
-  void deregister_buffer(void* pointer) override { registrations_.erase(static_cast<const char*>(pointer)); }
+  void deregister_buffer(void* pointer) override {
+    registrations_.erase(static_cast<const char*>(pointer));
+  }
 
  private:
   /// One piece of a message (at most max_message_ bytes), queued until flush() posts it.
@@ -199,7 +225,7 @@ class OfiBackend final : public Backend {
     std::uint64_t tag;
   };
 
-  void open(const Options& options, Bootstrap& bootstrap) {
+  void open(const BackendArgs& args, Bootstrap& bootstrap) {
     fi_info* hints = fi_allocinfo();
     if (!hints) throw_runtime("fi_allocinfo: out of memory");
     InfoList hints_owner(hints);
@@ -209,11 +235,13 @@ class OfiBackend final : public Backend {
     // What this backend can live with: it passes fi_context2 as every context, and registers
     // (and binds) buffers when the provider asks for local registration.
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
 
     // The API version this build was compiled for, or the library's if that is older.
-    const std::uint32_t version = std::min<std::uint32_t>(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), fi_version());
+    const std::uint32_t version =
+        std::min<std::uint32_t>(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), fi_version());
     fi_info* list = nullptr;
     const int rc = fi_getinfo(version, nullptr, nullptr, 0, hints, &list);
     InfoList list_owner(list);
@@ -227,32 +255,41 @@ class OfiBackend final : public Backend {
     }
     const bool multi_host = bootstrap.node_count() > 1;
 
-    // Rank 0 chooses; "!" starts the reason when it could not.
-    std::string choice;
+    // Rank 0 chooses.
+    ProviderChoice choice;
     if (rank_ == 0) {
       const auto pick = ofi::choose(candidates, multi_host);
       if (pick) {
-        choice = encode(candidates[*pick]);
+        choice.chosen = candidates[*pick];
       } else {
-        choice = "!" + fmt::format(
+        choice.why_none = fmt::format(
             "libfabric offers no {}reliable-datagram endpoint with tagged messages on {} ({}){}; "
             "`fi_info -t FI_EP_RDM -c FI_TAGGED` lists what the host has, FI_PROVIDER selects one",
             multi_host ? "multi-host " : "", bootstrap.hostname(),
-            rc == 0 ? "found: " + ofi::describe(candidates) : std::string("fi_getinfo: ") + fi_strerror(-rc),
-            std::getenv("FI_PROVIDER") ? fmt::format(" with FI_PROVIDER={}", std::getenv("FI_PROVIDER")) : "");
+            rc == 0 ? "found: " + ofi::describe(candidates)
+                    : std::string("fi_getinfo: ") + fi_strerror(-rc),
+            std::getenv("FI_PROVIDER")
+                ? fmt::format(" with FI_PROVIDER={}", std::getenv("FI_PROVIDER"))
+                : "");
       }
     }
-    bootstrap.broadcast(choice, 0);
-    if (!choice.empty() && choice[0] == '!') throw Error(ExitCode::kRuntime, choice.substr(1));
-    const ofi::Candidate chosen = decode(choice);
-    if (!options.require_net.empty()) {
-      if (auto why = ofi::require_provider(options.require_net, chosen)) throw Error(ExitCode::kRuntime, *why);
+    choice = broadcast(bootstrap, choice, 0, "libfabric provider");
+    if (!choice.chosen) throw Error(ExitCode::kRuntime, choice.why_none);
+    const ofi::Candidate& chosen = *choice.chosen;
+    const std::string& require_net = args.text(backend_option::kRequireNet);
+    if (!require_net.empty()) {
+      if (auto why = ofi::require_provider(require_net, chosen)) {
+        throw Error(ExitCode::kRuntime, *why);
+      }
     }
-    const auto mine = ofi::match(candidates, chosen, multi_host, bootstrap.local_rank(), bootstrap.local_size());
+    const auto mine =
+        ofi::match(candidates, chosen, multi_host, bootstrap.local_rank(), bootstrap.local_size());
     if (!mine) {
-      throw_runtime("libfabric on {} offers no {} endpoint over {} addresses, which rank 0 chose (found: {}); "
-                    "install the same provider on every host or set FI_PROVIDER to one they share",
-                    bootstrap.hostname(), chosen.provider, chosen.address_format, ofi::describe(candidates));
+      throw_runtime(
+          "libfabric on {} offers no {} endpoint over {} addresses, which rank 0 chose (found: "
+          "{}); "
+          "install the same provider on every host or set FI_PROVIDER to one they share",
+          bootstrap.hostname(), chosen.provider, chosen.address_format, ofi::describe(candidates));
     }
     fi_info* info = entries[*mine];
     const ofi::Candidate& local = candidates[*mine];
@@ -296,21 +333,20 @@ class OfiBackend final : public Backend {
     // Both sides of a message must split it identically, so every rank uses the smallest limit
     // of all (ranks on other devices or hosts may have another provider limit or environment);
     // the same for the tag bits, since a receive matches the sender's sequence only within both.
-    int tag_bits = info->ep_attr->mem_tag_format ? 64 - __builtin_clzll(info->ep_attr->mem_tag_format) : 64;
-    for (const std::string& limits : bootstrap.allgather(fmt::format("{} {}", max_message_, tag_bits))) {
-      std::istringstream in(limits);
-      std::size_t other_message = SIZE_MAX;
-      int other_bits = 64;
-      in >> other_message >> other_bits;
-      max_message_ = std::min(max_message_, other_message);
-      tag_bits = std::min(tag_bits, other_bits);
+    int tag_bits =
+        info->ep_attr->mem_tag_format ? 64 - __builtin_clzll(info->ep_attr->mem_tag_format) : 64;
+    const EndpointLimits limits{max_message_, tag_bits};
+    for (const EndpointLimits& other : allgather(bootstrap, limits, "libfabric endpoint limits")) {
+      max_message_ = std::min<std::size_t>(max_message_, other.max_message);
+      tag_bits = std::min(tag_bits, other.tag_bits);
     }
     if (tag_bits - rank_bits_ < kMinSequenceBits) {
       throw_runtime("the {} provider matches {} tag bits; the ofi backend needs {} for {} ranks",
                     local.provider, tag_bits, rank_bits_ + kMinSequenceBits, size_);
     }
-    sequence_mask_ = tag_bits - rank_bits_ >= 64 ? ~std::uint64_t{0}
-                                                 : (std::uint64_t{1} << (tag_bits - rank_bits_)) - 1;
+    sequence_mask_ = tag_bits - rank_bits_ >= 64
+                         ? ~std::uint64_t{0}
+                         : (std::uint64_t{1} << (tag_bits - rank_bits_)) - 1;
     inject_limit_ = info->tx_attr->inject_size;
     inject_flags_ = info->tx_attr->op_flags | FI_INJECT | FI_COMPLETION;
     // Operations in flight stay within the provider's queues: posting a whole split message (or an
@@ -320,36 +356,39 @@ class OfiBackend final : public Backend {
     const std::size_t rx_size = info->rx_attr->size ? info->rx_attr->size : SIZE_MAX;
     max_in_flight_ = std::max<std::size_t>(std::min(tx_size, rx_size), 1);
     mr_mode_ = info->domain_attr->mr_mode;
-    register_ = (mr_mode_ & FI_MR_LOCAL) != 0 || options.register_buffers > 0;
+    register_ = (mr_mode_ & FI_MR_LOCAL) != 0 || args.integer(backend_option::kRegisterBuffers) > 0;
     // Busy polling is what a latency benchmark wants, but with more ranks than cores a spinning
     // rank starves the peer it waits for (as Open MPI's yield_when_idle, decided the same way).
     const unsigned cores = std::thread::hardware_concurrency();
     yield_when_idle_ = cores > 0 && static_cast<unsigned>(bootstrap.local_size()) > cores;
 
     const std::uint32_t runtime = fi_version();
-    info_.name = "ofi";
-    info_.library = fmt::format("libfabric {}.{} ({} {}.{})", FI_MAJOR(runtime), FI_MINOR(runtime), local.provider,
-                                FI_MAJOR(info->fabric_attr->prov_version), FI_MINOR(info->fabric_attr->prov_version));
+    info_.name = ofi_backend_descriptor().name;
+    info_.library = fmt::format("libfabric {}.{} ({} {}.{})", FI_MAJOR(runtime), FI_MINOR(runtime),
+                                local.provider, FI_MAJOR(info->fabric_attr->prov_version),
+                                FI_MINOR(info->fabric_attr->prov_version));
     info_.memory = MemoryKind::kHost;
     info_.stream_ordered = false;
-    info_.checks_network = true;
-    info_.facts["network.net"] = "Libfabric";
-    info_.facts["network.provider"] = local.provider;
-    info_.facts["network.fabric"] = local.fabric;
+    info_.network["net"] = "Libfabric";
+    info_.network["provider"] = local.provider;
+    info_.network["fabric"] = local.fabric;
     // Every rank's interface: ranks on one host spread over its devices.
     std::vector<std::string> devices;
-    for (const std::string& domain : bootstrap.allgather(local.domain)) {
-      if (std::find(devices.begin(), devices.end(), domain) == devices.end()) devices.push_back(domain);
+    for (const std::string& domain : allgather(bootstrap, local.domain, "libfabric devices")) {
+      if (std::find(devices.begin(), devices.end(), domain) == devices.end())
+        devices.push_back(domain);
     }
-    info_.facts["network.devices"] = fmt::format("{}", fmt::join(devices, ","));
-    info_.facts["network.address_format"] = local.address_format;
-    info_.facts["network.gdr"] = "no (host memory)";
+    info_.network["devices"] = fmt::format("{}", fmt::join(devices, ","));
+    info_.network["address_format"] = local.address_format;
+    info_.network["gdr"] = "no (host memory)";
     info_.facts["max_msg_size"] = std::to_string(info->ep_attr->max_msg_size);
     info_.facts["message_limit"] = std::to_string(max_message_);
     info_.facts["inject_size"] = std::to_string(inject_limit_);
     info_.facts["tag_bits"] = std::to_string(tag_bits);
     info_.facts["idle_polling"] = yield_when_idle_ ? "yield (more ranks than cores)" : "spin";
-    info_.facts["registered"] = register_ ? ((mr_mode_ & FI_MR_LOCAL) ? "yes (provider needs FI_MR_LOCAL)" : "yes (-R)") : "no";
+    info_.facts["registered"] =
+        register_ ? ((mr_mode_ & FI_MR_LOCAL) ? "yes (provider needs FI_MR_LOCAL)" : "yes (-R)")
+                  : "no";
   }
 
   void connect(Bootstrap& bootstrap) {
@@ -362,14 +401,18 @@ class OfiBackend final : public Backend {
     }
     OFI_CHECK(rc);
     name.resize(length);
-    const std::vector<std::string> names = bootstrap.allgather(name);
+    // Endpoint names are binary (a sockaddr, an EFA GID and QPN): they travel as bytes.
+    const auto names = allgather(bootstrap, std::vector<std::uint8_t>(name.begin(), name.end()),
+                                 "libfabric endpoint names");
     addresses_.resize(names.size());
     for (std::size_t r = 0; r < names.size(); ++r) {
       const int inserted = fi_av_insert(av_.get(), names[r].data(), 1, &addresses_[r], 0, nullptr);
       if (inserted != 1) {
-        throw_runtime("fi_av_insert: rank {} could not add the address of rank {} ({}); the {} provider "
-                      "cannot reach it", rank_, r, inserted < 0 ? fi_strerror(-inserted) : "not inserted",
-                      info_.facts["network.provider"]);
+        throw_runtime(
+            "fi_av_insert: rank {} could not add the address of rank {} ({}); the {} provider "
+            "cannot reach it",
+            rank_, r, inserted < 0 ? fi_strerror(-inserted) : "not inserted",
+            info_.network["provider"]);
       }
     }
   }
@@ -405,7 +448,8 @@ class OfiBackend final : public Backend {
   }
 
   void queue_recv(void* data, std::size_t bytes, int peer) {
-    split(recvs_, static_cast<char*>(data), bytes, peer, peer, recv_seq_[static_cast<std::size_t>(peer)]);
+    split(recvs_, static_cast<char*>(data), bytes, peer, peer,
+          recv_seq_[static_cast<std::size_t>(peer)]);
   }
 
   /// Queues a message for flush() as pieces of at most the agreed limit (both sides split it
@@ -456,10 +500,15 @@ class OfiBackend final : public Backend {
       msg.addr = to;
       msg.tag = piece.tag;
       msg.context = &context;
-      post([&] { return fi_tsendmsg(endpoint_.get(), &msg, inject_flags_); }, "fi_tsendmsg (inject)");
+      post([&] { return fi_tsendmsg(endpoint_.get(), &msg, inject_flags_); },
+           "fi_tsendmsg (inject)");
     } else {
-      post([&] { return fi_tsend(endpoint_.get(), piece.data, piece.bytes, desc, to, piece.tag, &context); },
-           "fi_tsend");
+      post(
+          [&] {
+            return fi_tsend(endpoint_.get(), piece.data, piece.bytes, desc, to, piece.tag,
+                            &context);
+          },
+          "fi_tsend");
     }
     ++pending_;
   }
@@ -468,11 +517,12 @@ class OfiBackend final : public Backend {
     make_room();
     void* desc = descriptor(piece.data, piece.bytes);
     fi_context2& context = contexts_.emplace_back();
-    post([&] {
-           return fi_trecv(endpoint_.get(), piece.data, piece.bytes, desc,
-                           addresses_[static_cast<std::size_t>(piece.peer)], piece.tag, 0, &context);
-         },
-         "fi_trecv");
+    post(
+        [&] {
+          return fi_trecv(endpoint_.get(), piece.data, piece.bytes, desc,
+                          addresses_[static_cast<std::size_t>(piece.peer)], piece.tag, 0, &context);
+        },
+        "fi_trecv");
     ++pending_;
   }
 
@@ -495,9 +545,11 @@ class OfiBackend final : public Backend {
       if (read == -FI_EAGAIN) return;  // not yet visible: fi_cq_read reports it again
       if (read < 0) ofi::fail(read, "fi_cq_readerr", __FILE__, __LINE__);
       char detail[256] = {};
-      const char* text = fi_cq_strerror(cq_.get(), error.prov_errno, error.err_data, detail, sizeof detail);
-      throw_runtime("libfabric ({}): an operation failed on rank {}: {} ({})", info_.facts["network.provider"],
-                    rank_, fi_strerror(error.err), text ? text : "no provider detail");
+      const char* text =
+          fi_cq_strerror(cq_.get(), error.prov_errno, error.err_data, detail, sizeof detail);
+      throw_runtime("libfabric ({}): an operation failed on rank {}: {} ({})",
+                    info_.network["provider"], rank_, fi_strerror(error.err),
+                    text ? text : "no provider detail");
     }
     ofi::fail(n, "fi_cq_read", __FILE__, __LINE__);
   }
@@ -542,8 +594,9 @@ class OfiBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_ofi_backend(const Options& options, Bootstrap& bootstrap) {
-  return std::make_unique<OfiBackend>(options, bootstrap);
+std::unique_ptr<Backend> make_ofi_backend(const Options&, const BackendArgs& args,
+                                          Bootstrap& bootstrap) {
+  return std::make_unique<OfiBackend>(args, bootstrap);
 }
 
 }  // namespace collbench

@@ -14,6 +14,7 @@ namespace collbench {
 /// Opens the provider rank 0 chooses (FI_PROVIDER narrows the choice) and connects every rank
 /// through the bootstrap. Throws Error(kRuntime) when libfabric offers no usable endpoint or the
 /// provider is not the one --require-net names.
-std::unique_ptr<Backend> make_ofi_backend(const Options& options, Bootstrap& bootstrap);
+std::unique_ptr<Backend> make_ofi_backend(const Options& options, const BackendArgs& args,
+                                          Bootstrap& bootstrap);
 
 }  // namespace collbench

@@ -42,25 +42,38 @@ using Params = PatternKey;
 /// from the poison value. Capped at 2^20 for wide types: plenty to tell elements apart.
 CB_HD int64_t exact_limit(DType t) {
   switch (t) {
-    case DType::kInt8: return 126;    // 127 is the poison value
-    case DType::kUint8: return 254;   // 255 is the poison value
-    case DType::kHalf: return 2048;   // 11-bit significand
-    case DType::kBfloat16: return 256;  // 8-bit significand
-    case DType::kFp8E4M3: return 16;    // 4-bit significand
-    case DType::kFp8E5M2: return 8;     // 3-bit significand
-    default: return int64_t{1} << 20;
+    case DType::kInt8:
+      return 126;  // 127 is the poison value
+    case DType::kUint8:
+      return 254;  // 255 is the poison value
+    case DType::kHalf:
+      return 2048;  // 11-bit significand
+    case DType::kBfloat16:
+      return 256;  // 8-bit significand
+    case DType::kFp8E4M3:
+      return 16;  // 4-bit significand
+    case DType::kFp8E5M2:
+      return 8;  // 3-bit significand
+    default:
+      return int64_t{1} << 20;
   }
 }
 
 /// Most factors of 2 a product may hold and stay exact and in range.
 CB_HD int max_power_of_two(DType t) {
   switch (t) {
-    case DType::kInt8: return 6;      // 64 <= 126
-    case DType::kUint8: return 7;     // 128 <= 254
-    case DType::kHalf: return 15;     // 32768 <= 65504
-    case DType::kFp8E4M3: return 8;   // 256 <= 448
-    case DType::kFp8E5M2: return 15;  // 32768 <= 57344
-    default: return 20;
+    case DType::kInt8:
+      return 6;  // 64 <= 126
+    case DType::kUint8:
+      return 7;  // 128 <= 254
+    case DType::kHalf:
+      return 15;  // 32768 <= 65504
+    case DType::kFp8E4M3:
+      return 8;  // 256 <= 448
+    case DType::kFp8E5M2:
+      return 15;  // 32768 <= 57344
+    default:
+      return 20;
   }
 }
 
@@ -76,13 +89,20 @@ CB_HD bool dtype_is_floating(DType t) {
 /// Unit roundoff 2^-p of a floating dtype with p significand bits.
 CB_HD double unit_roundoff(DType t) {
   switch (t) {
-    case DType::kHalf: return 1.0 / 2048.0;
-    case DType::kBfloat16: return 1.0 / 256.0;
-    case DType::kFloat: return 1.0 / 16777216.0;
-    case DType::kDouble: return 1.1102230246251565e-16;
-    case DType::kFp8E4M3: return 1.0 / 16.0;
-    case DType::kFp8E5M2: return 1.0 / 8.0;
-    default: return 0.0;
+    case DType::kHalf:
+      return 1.0 / 2048.0;
+    case DType::kBfloat16:
+      return 1.0 / 256.0;
+    case DType::kFloat:
+      return 1.0 / 16777216.0;
+    case DType::kDouble:
+      return 1.1102230246251565e-16;
+    case DType::kFp8E4M3:
+      return 1.0 / 16.0;
+    case DType::kFp8E5M2:
+      return 1.0 / 8.0;
+    default:
+      return 0.0;
   }
 }
 
@@ -114,13 +134,20 @@ CB_HD int64_t in_range(uint32_t h, int64_t lo, int64_t hi) {
 /// Smallest positive (subnormal) value of a floating dtype.
 CB_HD double min_subnormal(DType t) {
   switch (t) {
-    case DType::kHalf: return 5.9604644775390625e-08;          // 2^-24
-    case DType::kBfloat16: return 9.183549615799121e-41;       // 2^-133
-    case DType::kFloat: return 1.401298464324817e-45;          // 2^-149
-    case DType::kDouble: return 4.9406564584124654e-324;       // 2^-1074
-    case DType::kFp8E4M3: return 0.001953125;                  // 2^-9
-    case DType::kFp8E5M2: return 1.52587890625e-05;            // 2^-16
-    default: return 0.0;
+    case DType::kHalf:
+      return 5.9604644775390625e-08;  // 2^-24
+    case DType::kBfloat16:
+      return 9.183549615799121e-41;  // 2^-133
+    case DType::kFloat:
+      return 1.401298464324817e-45;  // 2^-149
+    case DType::kDouble:
+      return 4.9406564584124654e-324;  // 2^-1074
+    case DType::kFp8E4M3:
+      return 0.001953125;  // 2^-9
+    case DType::kFp8E5M2:
+      return 1.52587890625e-05;  // 2^-16
+    default:
+      return 0.0;
   }
 }
 
@@ -141,8 +168,8 @@ CB_HD int contributors(const Params& p) {
 /// (i + r) mod n < C: a contiguous, rotating window of ranks.
 CB_HD bool is_contributor(const Params& p, int rank, uint64_t index) {
   const int n = p.nranks;
-  const int slot = static_cast<int>((index % static_cast<uint64_t>(n) + static_cast<uint64_t>(rank)) %
-                                    static_cast<uint64_t>(n));
+  const int slot = static_cast<int>(
+      (index % static_cast<uint64_t>(n) + static_cast<uint64_t>(rank)) % static_cast<uint64_t>(n));
   return slot < contributors(p);
 }
 
@@ -199,10 +226,18 @@ CB_HD double reduced_value(const Params& p, uint64_t index, double* tolerance) {
     }
     switch (p.op) {
       case ReduceOp::kSum:
-      case ReduceOp::kAvg: acc += v; break;
-      case ReduceOp::kProd: acc *= v; break;
-      case ReduceOp::kMax: acc = v > acc ? v : acc; break;
-      case ReduceOp::kMin: acc = v < acc ? v : acc; break;
+      case ReduceOp::kAvg:
+        acc += v;
+        break;
+      case ReduceOp::kProd:
+        acc *= v;
+        break;
+      case ReduceOp::kMax:
+        acc = v > acc ? v : acc;
+        break;
+      case ReduceOp::kMin:
+        acc = v < acc ? v : acc;
+        break;
     }
   }
   // Non-contributors hold the neutral element (0, 1, or the range's far end), so they cannot
@@ -217,8 +252,9 @@ CB_HD double reduced_value(const Params& p, uint64_t index, double* tolerance) {
       const double exact_scale = 1.0 / n;
       const double scale = round_to(p.dtype, exact_scale);
       const double scale_error = scale > exact_scale ? scale - exact_scale : exact_scale - scale;
-      *tolerance = magnitude * scale_error +
-                   2.0 * c * (unit_roundoff(p.dtype) * magnitude * scale + 0.5 * min_subnormal(p.dtype));
+      *tolerance =
+          magnitude * scale_error +
+          2.0 * c * (unit_roundoff(p.dtype) * magnitude * scale + 0.5 * min_subnormal(p.dtype));
     } else {
       // Integer average: the sum divided by n, truncated toward zero (as C and NCCL do).
       const int64_t sum = static_cast<int64_t>(acc);
@@ -280,7 +316,7 @@ CB_HD uint32_t encode_narrow(float f, int exp_bits, int man_bits, bool ieee_spec
   int e = (fexp ? fexp : 1) - 127 + bias;
   uint32_t mant = fman | (fexp ? 0x800000U : 0);  // 24-bit significand with hidden bit
   int shift = 23 - man_bits;
-  if (e <= 0) {               // subnormal in the target format
+  if (e <= 0) {  // subnormal in the target format
     shift += 1 - e;
     e = 0;
   }
@@ -341,18 +377,42 @@ CB_HD float from_e5m2(uint8_t b) { return decode_narrow(b, 5, 2, true); }
 /// Stores `v` (exactly representable by construction) as element i of a `t` array.
 CB_HD void store(void* base, uint64_t i, DType t, double v) {
   switch (t) {
-    case DType::kInt8: static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v); break;
-    case DType::kUint8: static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v); break;
-    case DType::kInt32: static_cast<int32_t*>(base)[i] = static_cast<int32_t>(v); break;
-    case DType::kUint32: static_cast<uint32_t*>(base)[i] = static_cast<uint32_t>(v); break;
-    case DType::kInt64: static_cast<int64_t*>(base)[i] = static_cast<int64_t>(v); break;
-    case DType::kUint64: static_cast<uint64_t*>(base)[i] = static_cast<uint64_t>(v); break;
-    case DType::kHalf: static_cast<uint16_t*>(base)[i] = to_half(static_cast<float>(v)); break;
-    case DType::kFloat: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-    case DType::kDouble: static_cast<double*>(base)[i] = v; break;
-    case DType::kBfloat16: static_cast<uint16_t*>(base)[i] = to_bf16(static_cast<float>(v)); break;
-    case DType::kFp8E4M3: static_cast<uint8_t*>(base)[i] = to_e4m3(static_cast<float>(v)); break;
-    case DType::kFp8E5M2: static_cast<uint8_t*>(base)[i] = to_e5m2(static_cast<float>(v)); break;
+    case DType::kInt8:
+      static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
+      break;
+    case DType::kUint8:
+      static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v);
+      break;
+    case DType::kInt32:
+      static_cast<int32_t*>(base)[i] = static_cast<int32_t>(v);
+      break;
+    case DType::kUint32:
+      static_cast<uint32_t*>(base)[i] = static_cast<uint32_t>(v);
+      break;
+    case DType::kInt64:
+      static_cast<int64_t*>(base)[i] = static_cast<int64_t>(v);
+      break;
+    case DType::kUint64:
+      static_cast<uint64_t*>(base)[i] = static_cast<uint64_t>(v);
+      break;
+    case DType::kHalf:
+      static_cast<uint16_t*>(base)[i] = to_half(static_cast<float>(v));
+      break;
+    case DType::kFloat:
+      static_cast<float*>(base)[i] = static_cast<float>(v);
+      break;
+    case DType::kDouble:
+      static_cast<double*>(base)[i] = v;
+      break;
+    case DType::kBfloat16:
+      static_cast<uint16_t*>(base)[i] = to_bf16(static_cast<float>(v));
+      break;
+    case DType::kFp8E4M3:
+      static_cast<uint8_t*>(base)[i] = to_e4m3(static_cast<float>(v));
+      break;
+    case DType::kFp8E5M2:
+      static_cast<uint8_t*>(base)[i] = to_e5m2(static_cast<float>(v));
+      break;
   }
 }
 
@@ -360,18 +420,30 @@ CB_HD void store(void* base, uint64_t i, DType t, double v) {
 /// 64-bit integers beyond 2^53, which the pattern never produces).
 CB_HD double load(const void* base, uint64_t i, DType t) {
   switch (t) {
-    case DType::kInt8: return static_cast<const int8_t*>(base)[i];
-    case DType::kUint8: return static_cast<const uint8_t*>(base)[i];
-    case DType::kInt32: return static_cast<const int32_t*>(base)[i];
-    case DType::kUint32: return static_cast<const uint32_t*>(base)[i];
-    case DType::kInt64: return static_cast<double>(static_cast<const int64_t*>(base)[i]);
-    case DType::kUint64: return static_cast<double>(static_cast<const uint64_t*>(base)[i]);
-    case DType::kHalf: return from_half(static_cast<const uint16_t*>(base)[i]);
-    case DType::kFloat: return static_cast<const float*>(base)[i];
-    case DType::kDouble: return static_cast<const double*>(base)[i];
-    case DType::kBfloat16: return from_bf16(static_cast<const uint16_t*>(base)[i]);
-    case DType::kFp8E4M3: return from_e4m3(static_cast<const uint8_t*>(base)[i]);
-    case DType::kFp8E5M2: return from_e5m2(static_cast<const uint8_t*>(base)[i]);
+    case DType::kInt8:
+      return static_cast<const int8_t*>(base)[i];
+    case DType::kUint8:
+      return static_cast<const uint8_t*>(base)[i];
+    case DType::kInt32:
+      return static_cast<const int32_t*>(base)[i];
+    case DType::kUint32:
+      return static_cast<const uint32_t*>(base)[i];
+    case DType::kInt64:
+      return static_cast<double>(static_cast<const int64_t*>(base)[i]);
+    case DType::kUint64:
+      return static_cast<double>(static_cast<const uint64_t*>(base)[i]);
+    case DType::kHalf:
+      return from_half(static_cast<const uint16_t*>(base)[i]);
+    case DType::kFloat:
+      return static_cast<const float*>(base)[i];
+    case DType::kDouble:
+      return static_cast<const double*>(base)[i];
+    case DType::kBfloat16:
+      return from_bf16(static_cast<const uint16_t*>(base)[i]);
+    case DType::kFp8E4M3:
+      return from_e4m3(static_cast<const uint8_t*>(base)[i]);
+    case DType::kFp8E5M2:
+      return from_e5m2(static_cast<const uint8_t*>(base)[i]);
   }
   return 0.0;
 }
@@ -380,30 +452,56 @@ CB_HD double load(const void* base, uint64_t i, DType t) {
 /// outside every pattern) so that an output the library never wrote cannot pass verification.
 CB_HD void store_poison(void* base, uint64_t i, DType t) {
   switch (t) {
-    case DType::kInt8: static_cast<int8_t*>(base)[i] = 127; break;
-    case DType::kUint8: static_cast<uint8_t*>(base)[i] = 255; break;
-    case DType::kInt32: static_cast<int32_t*>(base)[i] = 0x7fffffff; break;
-    case DType::kUint32: static_cast<uint32_t*>(base)[i] = 0xffffffffU; break;
-    case DType::kInt64: static_cast<int64_t*>(base)[i] = 0x7fffffffffffffffLL; break;
-    case DType::kUint64: static_cast<uint64_t*>(base)[i] = 0xffffffffffffffffULL; break;
+    case DType::kInt8:
+      static_cast<int8_t*>(base)[i] = 127;
+      break;
+    case DType::kUint8:
+      static_cast<uint8_t*>(base)[i] = 255;
+      break;
+    case DType::kInt32:
+      static_cast<int32_t*>(base)[i] = 0x7fffffff;
+      break;
+    case DType::kUint32:
+      static_cast<uint32_t*>(base)[i] = 0xffffffffU;
+      break;
+    case DType::kInt64:
+      static_cast<int64_t*>(base)[i] = 0x7fffffffffffffffLL;
+      break;
+    case DType::kUint64:
+      static_cast<uint64_t*>(base)[i] = 0xffffffffffffffffULL;
+      break;
     case DType::kHalf:
-    case DType::kBfloat16: static_cast<uint16_t*>(base)[i] = 0x7fff; break;
-    case DType::kFloat: static_cast<uint32_t*>(base)[i] = 0x7fffffffU; break;
-    case DType::kDouble: static_cast<uint64_t*>(base)[i] = 0x7fffffffffffffffULL; break;
+    case DType::kBfloat16:
+      static_cast<uint16_t*>(base)[i] = 0x7fff;
+      break;
+    case DType::kFloat:
+      static_cast<uint32_t*>(base)[i] = 0x7fffffffU;
+      break;
+    case DType::kDouble:
+      static_cast<uint64_t*>(base)[i] = 0x7fffffffffffffffULL;
+      break;
     case DType::kFp8E4M3:
-    case DType::kFp8E5M2: static_cast<uint8_t*>(base)[i] = 0x7f; break;
+    case DType::kFp8E5M2:
+      static_cast<uint8_t*>(base)[i] = 0x7f;
+      break;
   }
 }
 
 /// `v` rounded to the nearest value of dtype `t` (as a store then load would).
 CB_HD double round_to(DType t, double v) {
   switch (t) {
-    case DType::kHalf: return from_half(to_half(static_cast<float>(v)));
-    case DType::kBfloat16: return from_bf16(to_bf16(static_cast<float>(v)));
-    case DType::kFp8E4M3: return from_e4m3(to_e4m3(static_cast<float>(v)));
-    case DType::kFp8E5M2: return from_e5m2(to_e5m2(static_cast<float>(v)));
-    case DType::kFloat: return static_cast<float>(v);
-    default: return v;
+    case DType::kHalf:
+      return from_half(to_half(static_cast<float>(v)));
+    case DType::kBfloat16:
+      return from_bf16(to_bf16(static_cast<float>(v)));
+    case DType::kFp8E4M3:
+      return from_e4m3(to_e4m3(static_cast<float>(v)));
+    case DType::kFp8E5M2:
+      return from_e5m2(to_e5m2(static_cast<float>(v)));
+    case DType::kFloat:
+      return static_cast<float>(v);
+    default:
+      return v;
   }
 }
 

@@ -18,7 +18,9 @@ class ScaledDevice : public Device {
       : inner_(inner), scale_(scale), available_(available) {}
   DeviceInfo info() const override { return inner_.info(); }
   MemoryKind memory_kind() const override { return inner_.memory_kind(); }
-  std::size_t available_bytes() const override { return available_ ? available_ : inner_.available_bytes(); }
+  std::size_t available_bytes() const override {
+    return available_ ? available_ : inner_.available_bytes();
+  }
   void* allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
   void release(void* p) noexcept override { inner_.release(p); }
   void fill(void* d, const FillSpec& s) override { inner_.fill(d, s); }
@@ -32,10 +34,13 @@ class ScaledDevice : public Device {
  private:
   class ScaledTimer : public Timer {
    public:
-    ScaledTimer(std::unique_ptr<Timer> inner, double scale) : inner_(std::move(inner)), scale_(scale) {}
+    ScaledTimer(std::unique_ptr<Timer> inner, double scale)
+        : inner_(std::move(inner)), scale_(scale) {}
     void record(std::size_t slot) override { inner_->record(slot); }
     void synchronize() override { inner_->synchronize(); }
-    double seconds(std::size_t a, std::size_t b) const override { return inner_->seconds(a, b) * scale_; }
+    double seconds(std::size_t a, std::size_t b) const override {
+      return inner_->seconds(a, b) * scale_;
+    }
     std::size_t capacity() const override { return inner_->capacity(); }
 
    private:

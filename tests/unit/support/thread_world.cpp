@@ -12,7 +12,10 @@
 namespace collbench::testing {
 
 ThreadWorld::ThreadWorld(int nranks, std::vector<std::string> hosts)
-    : nranks_(nranks), hosts_(std::move(hosts)), barrier_(nranks), slots_(static_cast<std::size_t>(nranks)) {
+    : nranks_(nranks),
+      hosts_(std::move(hosts)),
+      barrier_(nranks),
+      slots_(static_cast<std::size_t>(nranks)) {
   if (hosts_.empty()) hosts_.assign(static_cast<std::size_t>(nranks), "localhost");
 }
 
@@ -85,7 +88,9 @@ class ThreadBootstrap final : public Bootstrap {
   void broadcast(std::string& bytes, int root) override {
     bytes = world_.exchange(rank_, bytes)[static_cast<std::size_t>(root)];
   }
-  std::vector<std::string> allgather(const std::string& bytes) override { return world_.exchange(rank_, bytes); }
+  std::vector<std::string> allgather(const std::string& bytes) override {
+    return world_.exchange(rank_, bytes);
+  }
   std::vector<std::string> gather(const std::string& bytes, int root) override {
     auto all = world_.exchange(rank_, bytes);
     if (rank_ != root) all.clear();
@@ -99,10 +104,14 @@ class ThreadBootstrap final : public Bootstrap {
     for (const auto& s : world_.exchange(rank_, bytes)) {
       double v;
       std::memcpy(&v, s.data(), sizeof(double));
-      if (first) out = v;
-      else if (op == ScalarOp::kSum) out += v;
-      else if (op == ScalarOp::kMin) out = std::min(out, v);
-      else out = std::max(out, v);
+      if (first)
+        out = v;
+      else if (op == ScalarOp::kSum)
+        out += v;
+      else if (op == ScalarOp::kMin)
+        out = std::min(out, v);
+      else
+        out = std::max(out, v);
       first = false;
     }
     return out;
@@ -124,13 +133,26 @@ class ThreadBootstrap final : public Bootstrap {
 double saturate(double v, DType t) {
   double lo = 0, hi = 0;
   switch (t) {
-    case DType::kInt8: lo = -128, hi = 127; break;
-    case DType::kUint8: lo = 0, hi = 255; break;
-    case DType::kInt32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case DType::kUint32: lo = 0, hi = 4294967295.0; break;
-    case DType::kInt64: lo = -9223372036854775808.0, hi = 9223372036854774784.0; break;
-    case DType::kUint64: lo = 0, hi = 18446744073709549568.0; break;
-    default: return v;  // floating types: inf and NaN are values
+    case DType::kInt8:
+      lo = -128, hi = 127;
+      break;
+    case DType::kUint8:
+      lo = 0, hi = 255;
+      break;
+    case DType::kInt32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      break;
+    case DType::kUint32:
+      lo = 0, hi = 4294967295.0;
+      break;
+    case DType::kInt64:
+      lo = -9223372036854775808.0, hi = 9223372036854774784.0;
+      break;
+    case DType::kUint64:
+      lo = 0, hi = 18446744073709549568.0;
+      break;
+    default:
+      return v;  // floating types: inf and NaN are values
   }
   if (!(v == v)) return 0;
   return v < lo ? lo : (v > hi ? hi : v);
@@ -147,7 +169,9 @@ class ThreadBackend final : public Backend {
   }
   const BackendInfo& info() const override { return info_; }
   Device& device() override { return *device_; }
-  std::optional<std::string> unsupported(Primitive, DType, ReduceOp) const override { return std::nullopt; }
+  std::optional<std::string> unsupported(Primitive, DType, ReduceOp) const override {
+    return std::nullopt;
+  }
 
   void submit(const CollArgs& a) override {
     if (in_group_ && a.primitive == Primitive::kRecv) {
@@ -171,19 +195,28 @@ class ThreadBackend final : public Backend {
     auto bytes_of = [&](const void* p, std::size_t elements) {
       return std::string(static_cast<const char*>(p), elements * es);
     };
-    auto reduce_into = [&](void* out, const std::vector<std::string>& inputs, std::size_t offset, std::size_t count) {
+    auto reduce_into = [&](void* out, const std::vector<std::string>& inputs, std::size_t offset,
+                           std::size_t count) {
       for (std::size_t i = 0; i < count; ++i) {
         double acc = 0;
         for (int r = 0; r < n; ++r) {
-          const double v = pattern::load(inputs[static_cast<std::size_t>(r)].data(), offset + i, a.dtype);
-          if (r == 0) acc = v;
-          else if (a.op == ReduceOp::kSum || a.op == ReduceOp::kAvg) acc += v;
-          else if (a.op == ReduceOp::kProd) acc *= v;
-          else if (a.op == ReduceOp::kMax) acc = std::max(acc, v);
-          else acc = std::min(acc, v);
+          const double v =
+              pattern::load(inputs[static_cast<std::size_t>(r)].data(), offset + i, a.dtype);
+          if (r == 0)
+            acc = v;
+          else if (a.op == ReduceOp::kSum || a.op == ReduceOp::kAvg)
+            acc += v;
+          else if (a.op == ReduceOp::kProd)
+            acc *= v;
+          else if (a.op == ReduceOp::kMax)
+            acc = std::max(acc, v);
+          else
+            acc = std::min(acc, v);
         }
         if (a.op == ReduceOp::kAvg) {
-          acc = pattern::dtype_is_floating(a.dtype) ? acc / n : static_cast<double>(static_cast<std::int64_t>(acc) / n);
+          acc = pattern::dtype_is_floating(a.dtype)
+                    ? acc / n
+                    : static_cast<double>(static_cast<std::int64_t>(acc) / n);
         }
         pattern::store(out, i, a.dtype, saturate(acc, a.dtype));
       }
@@ -198,7 +231,8 @@ class ThreadBackend final : public Backend {
         break;
       }
       case Primitive::kReduceScatter:
-        reduce_into(a.recv, world_.exchange(rank_, bytes_of(a.send, a.count * static_cast<std::size_t>(n))),
+        reduce_into(a.recv,
+                    world_.exchange(rank_, bytes_of(a.send, a.count * static_cast<std::size_t>(n))),
                     a.count * static_cast<std::size_t>(rank_), a.count);
         break;
       case Primitive::kAllGather: {
@@ -210,15 +244,18 @@ class ThreadBackend final : public Backend {
         break;
       }
       case Primitive::kBroadcast: {
-        const auto inputs = world_.exchange(rank_, rank_ == a.root ? bytes_of(a.send, a.count) : std::string());
+        const auto inputs =
+            world_.exchange(rank_, rank_ == a.root ? bytes_of(a.send, a.count) : std::string());
         std::memcpy(a.recv, inputs[static_cast<std::size_t>(a.root)].data(), a.count * es);
         break;
       }
       case Primitive::kAllToAll: {
-        const auto inputs = world_.exchange(rank_, bytes_of(a.send, a.count * static_cast<std::size_t>(n)));
+        const auto inputs =
+            world_.exchange(rank_, bytes_of(a.send, a.count * static_cast<std::size_t>(n)));
         for (int p = 0; p < n; ++p) {
           std::memcpy(static_cast<char*>(a.recv) + static_cast<std::size_t>(p) * a.count * es,
-                      inputs[static_cast<std::size_t>(p)].data() + static_cast<std::size_t>(rank_) * a.count * es,
+                      inputs[static_cast<std::size_t>(p)].data() +
+                          static_cast<std::size_t>(rank_) * a.count * es,
                       a.count * es);
         }
         break;

@@ -1,0 +1,75 @@
+#include "backends/catalog.h"
+
+#include <array>
+
+namespace collbench {
+namespace {
+
+using Kind = BackendOption::Kind;
+
+BackendOption require_net(std::string_view help) {
+  return {"--require-net", backend_option::kRequireNet, help, Kind::kText, 0, 0, std::string()};
+}
+
+}  // namespace
+
+const BackendDescriptor& mpi_backend_descriptor() {
+  // MPI uses whatever transport its library chooses (see OMPI_MCA_btl / OMPI_MCA_mtl): nothing
+  // for collbench to register, place or check.
+  static const BackendDescriptor d{
+      .name = "mpi",
+      .summary = "MPI collectives on host memory (the launcher's MPI library)",
+      .memory = MemoryKind::kHost,
+      .graphs = false,
+      .options = {},
+  };
+  return d;
+}
+
+const BackendDescriptor& nccl_backend_descriptor() {
+  static const BackendDescriptor d{
+      .name = "nccl",
+      .summary = "NCCL on GPUs, one rank per GPU (the default where a GPU is usable)",
+      .memory = MemoryKind::kDevice,
+      .graphs = true,
+      .options =
+          {
+              {"-R,--register", backend_option::kRegisterBuffers,
+               "register buffers: 0 off, 1 ncclCommRegister, 2 symmetric windows "
+               "(ncclCommWindowRegister)",
+               Kind::kInteger, 0, 2, std::int64_t{0}},
+              {"--device", backend_option::kDevice,
+               "GPU ordinal for every rank (default: COLLBENCH_DEVICE, else the local rank)",
+               Kind::kInteger, 0, 1 << 16, std::int64_t{-1}},
+              require_net("exit 3 before measuring unless the traffic between ranks uses this "
+                          "network (e.g. Libfabric, efa, IB, Socket; none for single-node runs)"),
+          },
+  };
+  return d;
+}
+
+const BackendDescriptor& ofi_backend_descriptor() {
+  static const BackendDescriptor d{
+      .name = "ofi",
+      .summary = "libfabric tagged messages on host memory: the raw fabric (EFA, verbs, tcp, shm)",
+      .memory = MemoryKind::kHost,
+      .graphs = false,
+      .options =
+          {
+              {"-R,--register", backend_option::kRegisterBuffers,
+               "register buffers: 0 only when the provider needs it, 1 always", Kind::kInteger, 0,
+               1, std::int64_t{0}},
+              require_net("exit 3 before measuring unless libfabric chose this provider (e.g. "
+                          "efa, tcp, shm, or any layer of a layered one)"),
+          },
+  };
+  return d;
+}
+
+std::span<const BackendDescriptor* const> backend_catalog() {
+  static const std::array<const BackendDescriptor*, 3> all{
+      &nccl_backend_descriptor(), &mpi_backend_descriptor(), &ofi_backend_descriptor()};
+  return all;
+}
+
+}  // namespace collbench

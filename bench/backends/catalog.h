@@ -1,0 +1,27 @@
+// The backend registry: every backend collbench knows, with the options and capabilities it
+// declares. The one list of backend names: the command line, the run context, collbench-sweep's
+// campaign checks and the factories in bench/main/backends.cpp all read it.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "collbench/backend.h"
+
+namespace collbench {
+
+/// Keys of the options the backends declare (BackendArgs and the run context use them).
+namespace backend_option {
+inline constexpr std::string_view kRegisterBuffers = "register_buffers";
+inline constexpr std::string_view kDevice = "device";
+inline constexpr std::string_view kRequireNet = "require_net";
+}  // namespace backend_option
+
+const BackendDescriptor& mpi_backend_descriptor();
+const BackendDescriptor& nccl_backend_descriptor();
+const BackendDescriptor& ofi_backend_descriptor();
+
+/// Every backend, in the order --help lists them (whether or not this build has it).
+std::span<const BackendDescriptor* const> backend_catalog();
+
+}  // namespace collbench

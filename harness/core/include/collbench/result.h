@@ -1,0 +1,153 @@
+// The result row: one measurement (test, size, dtype, op, placement[, pair]). collbench writes
+// it, collbench-report reads it, and both use this one struct and its one field list
+// (ResultRow::fields). results/schema/collbench-results.schema.json describes the same fields;
+// tests/unit/result_schema_test.cpp holds the schema to this list.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <tuple>
+
+#include "collbench/name.h"
+#include "collbench/nullable.h"
+#include "collbench/record.h"
+#include "collbench/stats.h"
+#include "collbench/types.h"
+
+namespace collbench {
+
+/// Name and version of the results schema. The version changes whenever a field does.
+inline constexpr const char* kSchemaName = "collbench-results";
+inline constexpr int kSchemaVersion = 1;
+
+enum class RowStatus : std::uint8_t {
+  kOk,           ///< measured (and verified when checking was on)
+  kWrong,        ///< measured, verification found wrong elements
+  kUnsupported,  ///< the backend cannot run this dtype/op; not measured
+};
+std::span<const std::string_view> enum_names(RowStatus);
+std::string_view name(RowStatus status);
+
+/// How operations were timed.
+enum class MeasureMode : std::uint8_t {
+  kBatch,     ///< back-to-back iterations timed as one batch (nccl-tests)
+  kBlocking,  ///< each operation completed and timed separately (-z 1)
+  kGraph,     ///< the iterations captured once and replayed as a CUDA graph (-G)
+};
+std::span<const std::string_view> enum_names(MeasureMode);
+std::string_view name(MeasureMode mode);
+
+/// Times of one measurement in microseconds per operation (null: NaN `reported`).
+struct RowTimes {
+  double reported = 0;  ///< the aggregate chosen by -a (default: slowest rank); bandwidths use it
+  double slowest = 0;   ///< slowest rank's batch time: a collective is done when the last rank is
+  double mean = 0;      ///< mean over ranks (nccl-tests' default aggregate)
+  double fastest = 0;
+  /// Per-iteration times: for every iteration the slowest participating rank's time.
+  Summary per_iteration;
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"reported", &RowTimes::reported}, Field{"slowest", &RowTimes::slowest},
+                      Field{"mean", &RowTimes::mean}, Field{"fastest", &RowTimes::fastest},
+                      Field{"per_iteration", &RowTimes::per_iteration}};
+  }
+};
+
+template <>
+struct NullBits<RowTimes> {
+  static constexpr RowTimes null() { return {NullBits<double>::null(), 0, 0, 0, {}}; }
+  static bool is_null(const RowTimes& t) { return NullBits<double>::is_null(t.reported); }
+};
+
+/// Members are ordered to pack the struct (a report holds a million); JSON follows fields().
+struct ResultRow {
+  Name run_id;
+  Name test;
+  Name backend;
+  Name note;                ///< why a row is unsupported
+  Labels labels;            ///< added by collbench-sweep's collect (campaign, variant, nodes, ...)
+  std::uint64_t bytes = 0;  ///< nccl-tests "size": max(send, recv) buffer bytes
+  std::uint64_t count = 0;  ///< nccl-tests "count": elements handed to the library
+  /// The measured values: null for rows that were not measured (status unsupported).
+  Nullable<RowTimes> time_us;
+  Nullable<double> algbw_gbps;  ///< GB/s, GB = 1e9 bytes
+  Nullable<double> busbw_gbps;
+  Nullable<std::int64_t> wrong;  ///< summed over ranks; null when not checked
+  std::optional<Name> slowest_host;
+  Nullable<int> slowest_rank;
+  Nullable<int> root;    ///< rooted collectives only
+  Nullable<int> window;  ///< point-to-point bw/bibw messages in flight
+  Nullable<Pair> pair;   ///< point-to-point: the two ranks of the pair this row measured
+  int nranks = 0;
+  int nodes = 0;
+  int iterations = 0;
+  int warmup = 0;
+  int graph_launches = 0;
+  DType dtype = DType::kFloat;
+  std::optional<ReduceOp> op;  ///< reductions only
+  Placement placement = Placement::kOutOfPlace;
+  MeasureMode mode = MeasureMode::kBatch;
+  RowStatus status = RowStatus::kOk;
+
+  /// The headline values, 0 for rows that were not measured.
+  double busbw() const { return busbw_gbps.value_or(0); }
+  double algbw() const { return algbw_gbps.value_or(0); }
+  double time() const { return time_us ? time_us->reported : 0; }
+
+  /// The fields in the schema's order: every one is written (null when empty) except note and
+  /// labels, which appear only when set.
+  static constexpr auto fields() {
+    return std::tuple{
+        Field{"run_id", &ResultRow::run_id},
+        Field{"test", &ResultRow::test},
+        Field{"backend", &ResultRow::backend},
+        Field{"dtype", &ResultRow::dtype},
+        Field{"op", &ResultRow::op},
+        Field{"root", &ResultRow::root},
+        Field{"bytes", &ResultRow::bytes},
+        Field{"count", &ResultRow::count},
+        Field{"nranks", &ResultRow::nranks},
+        Field{"nodes", &ResultRow::nodes},
+        Field{"placement", &ResultRow::placement},
+        Field{"mode", &ResultRow::mode},
+        Field{"iterations", &ResultRow::iterations},
+        Field{"warmup", &ResultRow::warmup},
+        Field{"graph_launches", &ResultRow::graph_launches},
+        Field{"window", &ResultRow::window},
+        Field{"pair", &ResultRow::pair},
+        Field{"time_us", &ResultRow::time_us},
+        Field{"algbw_gbps", &ResultRow::algbw_gbps},
+        Field{"busbw_gbps", &ResultRow::busbw_gbps},
+        Field{"slowest_rank", &ResultRow::slowest_rank},
+        Field{"slowest_host", &ResultRow::slowest_host},
+        Field{"wrong", &ResultRow::wrong},
+        Field{"status", &ResultRow::status},
+        Field{"note", &ResultRow::note, Presence::kOmittedWhenEmpty},
+        Field{"labels", &ResultRow::labels, Presence::kOmittedWhenEmpty},
+    };
+  }
+};
+
+/// The "schema" member every line carries.
+nlohmann::json schema_tag();
+
+/// The result line: the row's fields plus "schema" and "record": "result".
+nlohmann::json to_json(const ResultRow& row);
+
+}  // namespace collbench
+
+template <>
+struct fmt::formatter<collbench::RowStatus> : fmt::formatter<std::string_view> {
+  auto format(collbench::RowStatus v, format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(collbench::name(v), ctx);
+  }
+};
+template <>
+struct fmt::formatter<collbench::MeasureMode> : fmt::formatter<std::string_view> {
+  auto format(collbench::MeasureMode v, format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(collbench::name(v), ctx);
+  }
+};

@@ -1,0 +1,17 @@
+// Facts about this program and the host it runs on, for run contexts, reports and campaigns.
+#pragma once
+
+#include <string>
+
+namespace collbench {
+
+/// collbench's own version, with the git commit it was built from.
+std::string collbench_version();
+
+/// The instance type of this host, from DMI (e.g. "p5.48xlarge"); empty when unknown.
+std::string instance_type();
+
+/// The CPU model of this host, from /proc/cpuinfo; empty when unknown.
+std::string cpu_model();
+
+}  // namespace collbench

@@ -1,0 +1,15 @@
+#include "collbench/context.h"
+
+namespace collbench {
+
+nlohmann::json to_json(const RunContext& context) {
+  return results_line(context, "context", schema_tag());
+}
+
+RunContext context_from_json(const nlohmann::json& line) {
+  RunContext context;
+  read_record(line, context, "");
+  return context;
+}
+
+}  // namespace collbench

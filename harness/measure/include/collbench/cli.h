@@ -1,0 +1,81 @@
+// Command line of the collbench benchmark: nccl-tests-compatible short options plus long
+// options for everything. Parsed once into an immutable Options passed down by const reference.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collbench/backend.h"
+#include "collbench/collective.h"
+#include "collbench/result.h"
+#include "collbench/types.h"
+
+namespace collbench {
+
+/// A backend-owned option as the command line gave it.
+struct GivenOption {
+  std::string key;       ///< BackendOption::key
+  std::string spelling;  ///< as typed ("-R"), for messages
+  std::string text;      ///< the value as typed
+};
+
+struct Options {
+  std::vector<std::string> tests;  ///< canonical test names, in the order given
+  bool all_tests = false;  ///< `all`: tests the backend cannot run are reported, not an error
+  std::uint64_t min_bytes = 32ull << 20;
+  std::uint64_t max_bytes = 32ull << 20;
+  std::uint64_t step_factor = 0;  ///< >= 2 multiplies; 0 means add step_bytes
+  std::uint64_t step_bytes = 1ull << 20;
+  int iters = 20;
+  int warmup = 5;
+  int check = 1;  ///< verification rounds per measurement (0: off)
+  std::vector<DType> dtypes{DType::kFloat};
+  bool all_dtypes = false;  ///< -d all: unsupported dtypes are reported, not an error
+  std::vector<ReduceOp> ops{ReduceOp::kSum};
+  int root = 0;
+  bool blocking = false;  ///< -z: time each operation separately
+  RankAggregate aggregate = RankAggregate::kSlowest;
+  int graph_launches = 0;  ///< -G: capture the iterations once, replay N times
+  std::string backend;     ///< a catalog name; empty: the default for this build and machine
+  /// Options the backends own, as given (checked against the backend that runs by
+  /// backend_args()).
+  std::vector<GivenOption> backend_options;
+  std::string jsonl;       ///< results file (appended)
+  double timeout_s = 300;  ///< 0 disables the watchdog
+  PairMode pairs = PairMode::kFirst;
+  int window = 64;  ///< messages in flight per bw/bibw iteration
+  std::uint32_t seed = 1;
+  bool quiet = false;             ///< no table on stdout (JSONL only)
+  std::vector<std::string> argv;  ///< the command line as given, for the run context
+};
+
+/// Outcome of parsing: options, or the text for --help / --version (print it, exit 0).
+struct ParseResult {
+  Options options;
+  std::string exit_text;
+};
+
+/// Parses argv; `backends` is the catalog of every backend (whose options the command line
+/// accepts). Throws Error(kUsage) with one line naming the bad value and the accepted ones,
+/// also for an option the backend named by --backend does not take.
+ParseResult parse_command_line(int argc, const char* const* argv,
+                               const std::vector<const CollectiveSpec*>& specs,
+                               std::span<const BackendDescriptor* const> backends);
+
+/// The options of `backend`, checked: every backend option given must be one it declares, with
+/// a value in its range, and -G needs a backend that can capture graphs. Throws Error(kUsage)
+/// naming the option and the backends that take it.
+BackendArgs backend_args(const Options& options, const BackendDescriptor& backend,
+                         std::span<const BackendDescriptor* const> backends);
+
+/// Checks what depends on the job: the root against the rank count, point-to-point tests
+/// against a single rank. Throws Error(kUsage).
+void validate_for_world(const Options& options, int nranks,
+                        const std::vector<const CollectiveSpec*>& specs);
+
+/// Graph (-G), blocking (-z 1) or batch: how the options time operations.
+MeasureMode measurement_mode(const Options& options);
+
+}  // namespace collbench

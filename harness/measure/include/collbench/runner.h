@@ -1,0 +1,66 @@
+// Runner: the measurement engine. For every test x dtype x op x size x placement it warms up,
+// times, verifies, aggregates across ranks and hands one row per measurement to the reporter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collbench/backend.h"
+#include "collbench/bootstrap.h"
+#include "collbench/cli.h"
+#include "collbench/collective.h"
+#include "collbench/reporter.h"
+#include "collbench/watchdog.h"
+
+namespace collbench {
+
+/// One iteration's worth of work, ready to be issued repeatedly. Exposed so the overhead
+/// benchmark can drive exactly the loop the runner times.
+struct IterationPlan {
+  const CollectiveSpec* spec = nullptr;
+  Layout layout;
+  DType dtype = DType::kFloat;
+  ReduceOp op = ReduceOp::kSum;
+  int root = 0;
+  Placement placement = Placement::kOutOfPlace;
+  int rank = 0;
+  int nranks = 1;
+  PeerRole role;
+  int window = 1;
+  const char* send = nullptr;  ///< input of iteration 0
+  char* recv = nullptr;        ///< output of iteration 0
+  /// Byte shift between consecutive iterations' buffers and how many distinct positions fit,
+  /// so successive iterations touch different memory as nccl-tests does (no warm caches).
+  std::size_t shift_bytes = 0;
+  std::size_t shift_steps = 1;
+};
+
+/// Issues iterations [first, first + count) back to back. With `timer`, records slot
+/// (slot_base + i + 1) after iteration i (slot_base is recorded by the caller before).
+/// Each completed host-blocking operation is reported to `watchdog`.
+void run_iterations(const IterationPlan& plan, Backend& backend, int first, int count, Timer* timer,
+                    std::size_t slot_base, Watchdog* watchdog);
+
+class Runner {
+ public:
+  Runner(const Options& options, Bootstrap& bootstrap, Backend& backend, Reporter& reporter,
+         Watchdog* watchdog, std::string run_id);
+
+  /// Runs everything; returns the totals (identical on every rank).
+  RunTotals run(const std::vector<const CollectiveSpec*>& tests);
+
+ private:
+  struct Impl;
+  const Options& options_;
+  Bootstrap& bootstrap_;
+  Backend& backend_;
+  Reporter& reporter_;
+  Watchdog* watchdog_;
+  std::string run_id_;
+};
+
+/// Point-to-point role of `rank` on `nranks` ranks under `mode`.
+PeerRole peer_role(PairMode mode, int rank, int nranks);
+
+}  // namespace collbench

@@ -1,0 +1,399 @@
+#include "collbench/cli.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "collbench/error.h"
+#include "collbench/sizes.h"
+#include "collbench/system.h"
+#include "collbench/text.h"
+
+namespace collbench {
+namespace {
+
+constexpr const char* kExamples = R"(
+Sizes take K/M/G suffixes (powers of 1024, as nccl-tests); bandwidths are GB/s with GB = 1e9 bytes.
+The reported time is the slowest rank's (-a 3); nccl-tests reports the mean over ranks (-a 1).
+
+Examples:
+  mpirun -np 4 collbench all_reduce -b 8 -e 256M -f 2
+  mpirun -np 8 collbench all_reduce,all_gather -b 8 -e 1G -f 2 -d all --jsonl out.jsonl
+  srun --mpi=pmix collbench all -b 1M -e 64M -f 4 -c 1 --timeout 60
+  mpirun -np 16 collbench bw,latency --pairs all -b 8 -e 16M -f 4
+  mpirun -np 8 collbench all_reduce -b 8 -e 8G -f 2 --require-net Libfabric
+  mpirun -np 2 --map-by node collbench latency,bw -b 8 -e 1G -f 2 --backend ofi --require-net efa
+
+Exit codes: 0 success, 1 wrong results, 2 bad usage, 3 runtime failure (timeout, lost rank,
+library error, network not as required).)";
+
+/// Comma-separated lists, possibly given as several arguments ("all_reduce,bw" "latency").
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    for (auto& part : split_nonempty(item, ',')) out.push_back(std::move(part));
+  }
+  return out;
+}
+
+/// Parses a whole decimal integer within [lo, hi]; otherwise one clear usage line.
+long long parse_integer(const std::string& flag, const std::string& text, long long lo,
+                        long long hi, std::string_view accepted) {
+  long long value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < lo || value > hi) {
+    throw_usage("{} {}: expected {}", flag, text, accepted);
+  }
+  return value;
+}
+
+std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) {
+  const auto size = parse_size(text);
+  if (!size) {
+    throw_usage(
+        "{} {}: not a size; give bytes with an optional K/M/G suffix (powers of 1024), "
+        "e.g. -b 8 -e 256M",
+        flag, text);
+  }
+  return *size;
+}
+
+std::string test_names(const std::vector<const CollectiveSpec*>& specs) {
+  std::vector<std::string_view> names;
+  for (const auto* spec : specs) names.push_back(spec->name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+const BackendDescriptor* find_backend(std::span<const BackendDescriptor* const> backends,
+                                      std::string_view name) {
+  for (const auto* b : backends) {
+    if (b->name == name) return b;
+  }
+  return nullptr;
+}
+
+std::string backend_names(std::span<const BackendDescriptor* const> backends,
+                          std::string_view separator) {
+  std::vector<std::string_view> names;
+  for (const auto* b : backends) names.push_back(b->name);
+  return fmt::format("{}", fmt::join(names, separator));
+}
+
+/// The backends that declare an option `key`, as "nccl or ofi".
+std::string takers(std::span<const BackendDescriptor* const> backends, std::string_view key) {
+  std::vector<std::string_view> names;
+  for (const auto* b : backends) {
+    if (b->option(key)) names.push_back(b->name);
+  }
+  return fmt::format("{}", fmt::join(names, " or "));
+}
+
+/// One command-line flag that one or more backends declare.
+struct DeclaredFlag {
+  const BackendOption* option = nullptr;  ///< the first declaration (flags and key agree)
+  std::string help;
+  std::string value;  ///< as given; empty when absent
+  std::string spelling(const CLI::App& app) const {
+    // The spelling the user typed, for messages ("-R" or "--register").
+    const CLI::Option* cli = app.get_option(std::string(option->spelling()));
+    for (const auto& name : cli->get_snames()) {
+      if (!name.empty()) return "-" + name;
+    }
+    return std::string(option->spelling());
+  }
+};
+
+/// Every backend option once, with help that says what it means to each backend declaring it.
+std::vector<DeclaredFlag> declared_flags(std::span<const BackendDescriptor* const> backends) {
+  std::vector<DeclaredFlag> flags;
+  for (const auto* backend : backends) {
+    for (const auto& option : backend->options) {
+      auto same = std::find_if(flags.begin(), flags.end(),
+                               [&](const DeclaredFlag& f) { return f.option->key == option.key; });
+      if (same == flags.end()) {
+        flags.push_back(
+            {&option, fmt::format("[--backend {}] ", takers(backends, option.key)), ""});
+        same = std::prev(flags.end());
+      } else {
+        same->help += "; ";
+      }
+      same->help += fmt::format("{}: {}", backend->name, option.help);
+    }
+  }
+  return flags;
+}
+
+/// Parses a given value against one backend's declaration; throws Error(kUsage).
+OptionValue parse_value(const GivenOption& given, const BackendOption& option,
+                        std::string_view backend) {
+  if (option.kind == BackendOption::Kind::kText) return given.text;
+  return static_cast<std::int64_t>(
+      parse_integer(given.spelling, given.text, option.min, option.max,
+                    fmt::format("{} to {} for the {} backend", option.min, option.max, backend)));
+}
+
+void check_for_some_backend(const GivenOption& given,
+                            std::span<const BackendDescriptor* const> backends) {
+  std::optional<Error> last;
+  for (const auto* backend : backends) {
+    const BackendOption* option = backend->option(given.key);
+    if (!option) continue;
+    try {
+      parse_value(given, *option, backend->name);
+      return;
+    } catch (const Error& e) {
+      last = e;
+    }
+  }
+  if (last) throw *last;
+}
+
+}  // namespace
+
+BackendArgs backend_args(const Options& options, const BackendDescriptor& backend,
+                         std::span<const BackendDescriptor* const> backends) {
+  if (options.graph_launches > 0 && !backend.graphs) {
+    std::vector<std::string_view> able;
+    for (const auto* b : backends) {
+      if (b->graphs) able.push_back(b->name);
+    }
+    throw_usage(
+        "-G {}: CUDA-graph mode needs a backend on a GPU stream (--backend {}); the {} "
+        "backend has none",
+        options.graph_launches, fmt::join(able, " or "), backend.name);
+  }
+  std::map<std::string, OptionValue> values;
+  for (const auto& option : backend.options) values[std::string(option.key)] = option.default_value;
+  for (const auto& given : options.backend_options) {
+    const BackendOption* option = backend.option(given.key);
+    if (!option) {
+      throw_usage("{} {}: the {} backend does not take this option; use --backend {}",
+                  given.spelling, given.text, backend.name, takers(backends, given.key));
+    }
+    values[given.key] = parse_value(given, *option, backend.name);
+  }
+  return BackendArgs(std::move(values));
+}
+
+MeasureMode measurement_mode(const Options& options) {
+  if (options.graph_launches > 0) return MeasureMode::kGraph;
+  return options.blocking ? MeasureMode::kBlocking : MeasureMode::kBatch;
+}
+
+ParseResult parse_command_line(int argc, const char* const* argv,
+                               const std::vector<const CollectiveSpec*>& specs,
+                               std::span<const BackendDescriptor* const> backends) {
+  ParseResult result;
+  Options& o = result.options;
+  for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);
+
+  CLI::App app{"collbench: collective communication benchmark (nccl-tests compatible options)",
+               "collbench"};
+  app.footer(kExamples);
+  app.set_version_flag("--version", collbench_version());
+  app.get_formatter()->column_width(30);
+
+  std::vector<std::string> tests;
+  std::string min_bytes, max_bytes, factor, step, iters, warmup, check, dtypes, ops, root, blocking,
+      average, graph, timeout, window, seed, pairs;
+  app.add_option(
+      "tests", tests,
+      fmt::format("Tests, comma-separated, or 'all' (default all_reduce): {}", test_names(specs)));
+  app.add_option("-b,--minbytes", min_bytes, "Smallest size (default 32M)");
+  app.add_option("-e,--maxbytes", max_bytes, "Largest size (default 32M)");
+  app.add_option("-f,--stepfactor", factor, "Multiply the size by this factor (>= 2)");
+  app.add_option("-i,--stepbytes", step, "Or add this many bytes per step (default 1M)");
+  app.add_option("-n,--iters", iters, "Timed iterations per size (default 20)");
+  app.add_option("-w,--warmup,--warmup_iters", warmup, "Warm-up iterations per size (default 5)");
+  app.add_option("-c,--check", check, "Verify results: rounds per size, 0 = off (default 1)");
+  app.add_option(
+      "-d,--datatype", dtypes,
+      fmt::format("Element type(s), comma-separated, or 'all': {} (default float)", dtype_names()));
+  app.add_option(
+      "-o,--op", ops,
+      fmt::format("Reduction(s), comma-separated, or 'all': {} (default sum)", op_names()));
+  app.add_option("-r,--root", root, "Root rank of broadcast and reduce (default 0)");
+  app.add_option("-z,--blocking", blocking, "1: complete and time each operation separately");
+  app.add_option("-a,--average", average,
+                 "Rank aggregate shown: 0 rank 0, 1 mean, 2 fastest, 3 slowest (default 3)");
+  app.add_option("-G,--cudagraph", graph, "Capture the iterations in a CUDA graph, replay N times");
+  app.add_option("--backend", o.backend,
+                 fmt::format("{} (default: nccl when a GPU is usable, else mpi)",
+                             backend_names(backends, ", ")));
+  // Each backend's own options, once per flag however many backends declare it.
+  std::vector<DeclaredFlag> flags = declared_flags(backends);
+  for (auto& flag : flags) app.add_option(std::string(flag.option->flags), flag.value, flag.help);
+  app.add_option("--jsonl", o.jsonl, "Append results as JSON Lines to this file");
+  app.add_option("--timeout", timeout,
+                 "Seconds an operation may take before the run is aborted (exit 3); 0 = never "
+                 "(default 300)");
+  app.add_option("--pairs", pairs,
+                 "Point-to-point pairing: first (0<->1) or all (i<->i+N/2 concurrently)");
+  app.add_option("--window", window, "Messages in flight per bw/bibw iteration (default 64)");
+  app.add_option("--seed", seed, "Seed of the verification pattern (default 1)");
+  app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    result.exit_text = app.help();
+    return result;
+  } catch (const CLI::CallForAllHelp&) {
+    result.exit_text = app.help();
+    return result;
+  } catch (const CLI::CallForVersion&) {
+    result.exit_text = collbench_version() + "\n";
+    return result;
+  } catch (const CLI::ParseError& e) {
+    throw_usage("{}; run collbench --help for the options", e.what());
+  }
+
+  // Tests.
+  for (const auto& test :
+       split_commas(tests.empty() ? std::vector<std::string>{"all_reduce"} : tests)) {
+    if (test == "all") {
+      o.all_tests = true;
+      for (const auto* spec : specs) o.tests.emplace_back(spec->name);
+      continue;
+    }
+    const CollectiveSpec* spec = find_spec(specs, test);
+    if (!spec) throw_usage("unknown test '{}'; known tests: {}, or all", test, test_names(specs));
+    o.tests.emplace_back(spec->name);
+  }
+
+  // Sizes.
+  if (!min_bytes.empty()) o.min_bytes = parse_size_flag("-b", min_bytes);
+  if (!max_bytes.empty()) o.max_bytes = parse_size_flag("-e", max_bytes);
+  if (o.min_bytes > o.max_bytes) {
+    throw_usage("-b {} is larger than -e {}; the sweep runs from -b up to -e",
+                min_bytes.empty() ? "32M" : min_bytes, max_bytes.empty() ? "32M" : max_bytes);
+  }
+  if (!factor.empty()) {
+    o.step_factor = static_cast<std::uint64_t>(parse_integer(
+        "-f", factor, 2, 1 << 20, "a whole factor of at least 2 (use -i for a fixed step)"));
+  }
+  if (!step.empty()) {
+    o.step_bytes = parse_size_flag("-i", step);
+    if (o.step_bytes == 0) throw_usage("-i 0: the step must be at least 1 byte");
+  }
+
+  // Counts.
+  if (!iters.empty())
+    o.iters = static_cast<int>(parse_integer("-n", iters, 1, 100000000, "at least 1 iteration"));
+  if (!warmup.empty())
+    o.warmup =
+        static_cast<int>(parse_integer("-w", warmup, 0, 100000000, "0 or more warm-up iterations"));
+  if (!check.empty())
+    o.check = static_cast<int>(
+        parse_integer("-c", check, 0, 1000, "0 (off) or the number of verification rounds"));
+  if (!root.empty())
+    o.root = static_cast<int>(
+        parse_integer("-r", root, 0, std::numeric_limits<int>::max(), "a rank number (0 or more)"));
+  if (!blocking.empty()) o.blocking = parse_integer("-z", blocking, 0, 1, "0 or 1") == 1;
+  if (!average.empty())
+    o.aggregate = static_cast<RankAggregate>(
+        parse_integer("-a", average, 0, 3, "0 (rank 0), 1 (mean), 2 (fastest) or 3 (slowest)"));
+  if (!graph.empty())
+    o.graph_launches = static_cast<int>(
+        parse_integer("-G", graph, 0, 1000000, "0 (off) or the number of graph launches"));
+  if (!window.empty())
+    o.window =
+        static_cast<int>(parse_integer("--window", window, 1, 1 << 16, "1 to 65536 messages"));
+  if (!seed.empty())
+    o.seed = static_cast<std::uint32_t>(
+        parse_integer("--seed", seed, 0, 0xffffffffLL, "0 to 4294967295"));
+  if (!timeout.empty()) {
+    double value = -1;
+    const auto [ptr, ec] = std::from_chars(timeout.data(), timeout.data() + timeout.size(), value);
+    if (ec != std::errc() || ptr != timeout.data() + timeout.size() || !(value >= 0) ||
+        !std::isfinite(value)) {
+      throw_usage("--timeout {}: expected seconds (0 or more; 0 disables the watchdog)", timeout);
+    }
+    o.timeout_s = value;
+  }
+  if (!pairs.empty()) {
+    if (pairs == "first")
+      o.pairs = PairMode::kFirst;
+    else if (pairs == "all")
+      o.pairs = PairMode::kAll;
+    else
+      throw_usage("--pairs {}: expected first (rank 0 <-> 1) or all (every i <-> i+N/2)", pairs);
+  }
+  if (o.graph_launches > 0 && o.blocking) {
+    throw_usage(
+        "-G {} with -z 1: graph mode replays a batch, blocking mode times single "
+        "operations; choose one",
+        o.graph_launches);
+  }
+
+  // Types and operators.
+  if (!dtypes.empty()) {
+    o.dtypes.clear();
+    for (const auto& item : split_commas({dtypes})) {
+      if (item == "all") {
+        o.all_dtypes = true;
+        o.dtypes.assign(all_dtypes().begin(), all_dtypes().end());
+        break;
+      }
+      const auto t = parse_dtype(item);
+      if (!t) throw_usage("-d {}: unknown dtype; accepted: {}, or all", item, dtype_names());
+      o.dtypes.push_back(*t);
+    }
+  }
+  if (!ops.empty()) {
+    o.ops.clear();
+    for (const auto& item : split_commas({ops})) {
+      if (item == "all") {
+        o.ops.assign(all_ops().begin(), all_ops().end());
+        break;
+      }
+      const auto op = parse_op(item);
+      if (!op) throw_usage("-o {}: unknown reduction; accepted: {}, or all", item, op_names());
+      o.ops.push_back(*op);
+    }
+  }
+  for (const auto& flag : flags) {
+    if (flag.value.empty()) continue;
+    o.backend_options.push_back({std::string(flag.option->key), flag.spelling(app), flag.value});
+  }
+  if (!o.backend.empty()) {
+    const BackendDescriptor* chosen = find_backend(backends, o.backend);
+    if (!chosen) {
+      throw_usage("--backend {}: unknown backend; accepted: {}", o.backend,
+                  backend_names(backends, ", "));
+    }
+    // Named explicitly: its options are checked now, before anything starts.
+    backend_args(o, *chosen, backends);
+  } else {
+    // Any backend may run: each value must suit at least one backend that takes the option.
+    for (const auto& given : o.backend_options) check_for_some_backend(given, backends);
+  }
+  return result;
+}
+
+void validate_for_world(const Options& options, int nranks,
+                        const std::vector<const CollectiveSpec*>& specs) {
+  for (const auto& test : options.tests) {
+    const CollectiveSpec* spec = find_spec(specs, test);
+    if (!spec) continue;
+    if (spec->kind == TestKind::kPointToPoint && nranks < 2) {
+      throw_usage(
+          "{} is a point-to-point test and needs at least 2 ranks, but the job has {}; "
+          "launch with mpirun -np 2 (or more)",
+          test, nranks);
+    }
+  }
+  if (options.root >= nranks) {
+    throw_usage("-r {}: the root must be a rank of the job (0 to {})", options.root, nranks - 1);
+  }
+}
+
+}  // namespace collbench

@@ -1,0 +1,184 @@
+// The human-readable table: nccl-tests' columns first, in nccl-tests' widths, so existing
+// parsers that split nccl-tests lines keep working; collbench's own columns come after them.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "collbench/reporter.h"
+#include "collbench/sizes.h"
+
+namespace collbench {
+
+std::string format_time_us(double us) {
+  if (us >= 10000.0) return fmt::format("{:7.0f}", us);
+  if (us >= 100.0) return fmt::format("{:7.1f}", us);
+  return fmt::format("{:7.2f}", us);
+}
+
+namespace {
+
+struct Peak {
+  double busbw = -1;
+  ResultRow row;
+};
+
+class ConsoleReporter final : public Reporter {
+ public:
+  explicit ConsoleReporter(std::FILE* out) : out_(out) {}
+
+  void context(const RunContext& c) override {
+    print("# collbench {}\n", c.collbench_version);
+    const BackendRecord& backend = c.backend;
+    print("# backend {} ({}), {} memory, {}\n", backend.name, backend.library, name(backend.memory),
+          backend.stream_ordered ? "stream-ordered" : "host-blocking");
+    for (const auto& [key, value] : c.libraries) print("#   {}: {}\n", key, value);
+    for (const auto& [key, value] : c.network) {
+      print("#   network {}: {}\n", key, nlohmann::json(value).dump());
+    }
+    print("# {} ranks on {} host{}\n", c.nranks, c.nodes, c.nodes == 1 ? "" : "s");
+    for (const auto& host : c.hosts) {
+      std::string line =
+          fmt::format("#   {}: ranks {}", host.name, nlohmann::json(host.ranks).dump());
+      if (!host.instance_type.empty()) line += fmt::format(", {}", host.instance_type);
+      print("{}\n", line);
+    }
+    for (const auto& rank : c.ranks) {
+      const DeviceRecord& device = rank.device;
+      if (device.index < 0) continue;  // host memory: nothing per rank worth a line
+      print("#   rank {} on {}: device {} {} [{}]\n", rank.rank, rank.host, device.index,
+            device.model, device.pci_bus_id.empty() ? "?" : device.pci_bus_id);
+    }
+    const OptionsRecord& o = c.options;
+    aggregate_ = o.aggregate;
+    print("# iterations {}, warm-up {}, check {}, mode {}\n", o.iters, o.warmup, o.check, o.mode);
+    print(
+        "# sizes: K/M/G are powers of 1024; bandwidth in GB/s = 1e9 B/s; time per operation of "
+        "the {} rank{}\n",
+        name(aggregate_),
+        aggregate_ == RankAggregate::kSlowest ? " (nccl-tests reports the mean: -a 1)" : "");
+    std::fflush(out_);
+  }
+
+  void section(const Section& section) override {
+    print("#\n# {}\n", section.test);
+    print(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       "
+        "in-place          \n",
+        "", "", "", "", "");
+    print(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6} {:>6}  {:>7}  {:>6}  {:>6} "
+        "{:>6}  {:>8}  {:>8}  {:>8}  {:>8}  {}\n",
+        "size", "count", "type", "redop", section.point_to_point ? "pair" : "root", "time", "algbw",
+        "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "oop-p50", "oop-p99", "ip-p50",
+        "ip-p99", "slowest");
+    print(
+        "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  {:>6}  "
+        "{:>5}  {:>8}  {:>8}  {:>8}  {:>8}\n",
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+        "", "(us)", "(us)", "(us)", "(us)");
+    std::fflush(out_);
+  }
+
+  void row(const ResultRow& row) override {
+    if (row.status == RowStatus::kUnsupported) {
+      print("# {} {}{}: not measured: {}\n", row.test, name(row.dtype),
+            row.op ? fmt::format(" {}", name(*row.op)) : std::string(), row.note);
+      return;
+    }
+    pending_.push_back(row);
+    auto peak = std::find_if(peaks_.begin(), peaks_.end(),
+                             [&](const Peak& p) { return p.row.test == row.test; });
+    if (peak == peaks_.end()) {
+      peaks_.push_back(Peak{row.busbw(), row});
+    } else if (row.busbw() > peak->busbw) {
+      *peak = Peak{row.busbw(), row};
+    }
+  }
+
+  void end_size() override {
+    // One line per pair (or a single line), out-of-place and in-place side by side.
+    std::map<int, std::pair<const ResultRow*, const ResultRow*>> lines;
+    for (const auto& row : pending_) {
+      auto& slot = lines[row.pair ? row.pair->first : -1];
+      (row.placement == Placement::kOutOfPlace ? slot.first : slot.second) = &row;
+    }
+    for (const auto& [key, rows] : lines) print_line(rows.first, rows.second);
+    pending_.clear();
+    std::fflush(out_);
+  }
+
+  void note(std::string_view text) override {
+    print("# {}\n", text);
+    std::fflush(out_);
+  }
+
+  void finish(const RunTotals& totals) override {
+    print("#\n");
+    for (const auto& peak : peaks_) {
+      const ResultRow& r = peak.row;
+      print("# Peak busbw {}: {:.2f} GB/s at {} ({}{}, {}{})\n", r.test, peak.busbw,
+            format_bytes(r.bytes), name(r.dtype),
+            r.op ? fmt::format(" {}", name(*r.op)) : std::string(), name(r.placement),
+            r.pair ? fmt::format(", pair {}-{}", r.pair->first, r.pair->second) : std::string());
+    }
+    if (totals.unsupported > 0) {
+      print("# Not measured: {} combination{} the backend cannot run (listed above)\n",
+            totals.unsupported, totals.unsupported == 1 ? "" : "s");
+    }
+    print("# Wrong elements: {} {}\n", totals.wrong, totals.wrong == 0 ? "OK" : "FAILED");
+    std::fflush(out_);
+  }
+
+ private:
+  template <typename... Args>
+  void print(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::print(out_, format, std::forward<Args>(args)...);
+  }
+
+  static std::string placement_columns(const ResultRow* r) {
+    if (!r) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", "n/a", "n/a", "n/a", "n/a");
+    const std::string wrong = r->wrong ? fmt::format("{}", *r->wrong) : "N/A";
+    return fmt::format("  {:>7}  {:6.2f}  {:6.2f}  {:>5}", format_time_us(r->time()), r->algbw(),
+                       r->busbw(), wrong);
+  }
+
+  static std::string spread_columns(const ResultRow* r) {
+    if (!r) return fmt::format("  {:>8}  {:>8}", "n/a", "n/a");
+    const Summary spread = r->time_us ? r->time_us->per_iteration : Summary{};
+    return fmt::format("  {:>8}  {:>8}", format_time_us(spread.p50), format_time_us(spread.p99));
+  }
+
+  void print_line(const ResultRow* oop, const ResultRow* ip) {
+    const ResultRow& any = oop ? *oop : *ip;
+    std::string root = "-1";
+    if (any.pair) {
+      root = fmt::format("{}-{}", any.pair->first, any.pair->second);
+    } else if (any.root) {
+      root = fmt::format("{}", *any.root);
+    }
+    const auto host = [](const ResultRow* r) { return r->slowest_host.value_or(Name()).str(); };
+    std::string slowest = host(oop ? oop : ip);
+    if (oop && ip && host(ip) != host(oop)) slowest += "/" + host(ip);
+    print("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}{}{}  {}\n", any.bytes, any.count,
+          name(any.dtype), any.op ? name(*any.op) : std::string_view("none"), root,
+          placement_columns(oop), placement_columns(ip), spread_columns(oop), spread_columns(ip),
+          slowest);
+  }
+
+  std::FILE* out_;
+  RankAggregate aggregate_ = RankAggregate::kSlowest;
+  std::vector<ResultRow> pending_;
+  std::vector<Peak> peaks_;  // in the order the tests ran
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_console_reporter(std::FILE* out) {
+  return std::make_unique<ConsoleReporter>(out);
+}
+
+}  // namespace collbench

@@ -1,0 +1,508 @@
+#include "collbench/runner.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+#include "collbench/error.h"
+#include "collbench/preflight.h"
+#include "collbench/sizes.h"
+#include "collbench/stats.h"
+
+namespace collbench {
+namespace {
+
+/// What one rank measured for one (size, placement), sent to rank 0.
+struct RankSample {
+  double batch_s = 0;  ///< per iteration
+  std::int64_t wrong = 0;
+  /// The first mismatch, when wrong > 0.
+  std::uint64_t first_index = 0;
+  double first_expected = 0;
+  double first_got = 0;
+  std::vector<double> iteration_s;
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"batch_s", &RankSample::batch_s},
+                      Field{"wrong", &RankSample::wrong},
+                      Field{"first_index", &RankSample::first_index},
+                      Field{"first_expected", &RankSample::first_expected},
+                      Field{"first_got", &RankSample::first_got},
+                      Field{"iteration_s", &RankSample::iteration_s}};
+  }
+};
+
+std::string describe(const CollectiveSpec& spec, std::uint64_t bytes, DType dtype,
+                     std::optional<ReduceOp> op, Placement placement) {
+  return fmt::format("{} {} ({} B) {}{} {}", spec.name, format_bytes(bytes), bytes, name(dtype),
+                     op ? fmt::format(" {}", name(*op)) : std::string(), name(placement));
+}
+
+}  // namespace
+
+PeerRole peer_role(PairMode mode, int rank, int nranks) {
+  PeerRole role;
+  if (nranks < 2) return role;
+  if (mode == PairMode::kFirst) {
+    if (rank <= 1) role = PeerRole{1 - rank, rank == 0};
+    return role;
+  }
+  const int half = nranks / 2;
+  if (rank < half)
+    role = PeerRole{rank + half, true};
+  else if (rank < 2 * half)
+    role = PeerRole{rank - half, false};
+  return role;
+}
+
+void run_iterations(const IterationPlan& plan, Backend& backend, int first, int count, Timer* timer,
+                    std::size_t slot_base, Watchdog* watchdog) {
+  // The shift position advances with a compare instead of a modulo: this loop is what the
+  // headline time measures, so it does as little as possible per operation.
+  std::size_t step = static_cast<std::size_t>(first) % plan.shift_steps;
+  for (int i = 0; i < count; ++i) {
+    const std::size_t offset = plan.shift_bytes * step;
+    if (++step == plan.shift_steps) step = 0;
+    plan.spec->issue(IssueContext{backend, plan.send + offset, plan.recv + offset, plan.layout,
+                                  plan.dtype, plan.op, plan.root, plan.rank, plan.nranks, plan.role,
+                                  plan.window, plan.placement});
+    if (timer) timer->record(slot_base + static_cast<std::size_t>(i) + 1);
+    if (watchdog) watchdog->progress();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Runner::Impl {
+  const Options& o;
+  Bootstrap& boot;
+  Backend& backend;
+  Reporter& reporter;
+  Watchdog* watchdog;
+  const Name run_id;
+  const Name backend_name;
+  Device& device;
+  const int rank;
+  const int nranks;
+  const bool stream_ordered;
+  std::vector<Name> hosts;
+  DeviceBuffer send_buffer, recv_buffer;
+  std::unique_ptr<Timer> timer;
+  RunTotals totals;
+  std::uint32_t measurement = 0;  ///< sequence number: seeds each measurement's data
+
+  Impl(const Options& options, Bootstrap& bootstrap, Backend& b, Reporter& r, Watchdog* w,
+       std::string id)
+      : o(options),
+        boot(bootstrap),
+        backend(b),
+        reporter(r),
+        watchdog(w),
+        run_id(id),
+        backend_name(b.info().name),
+        device(b.device()),
+        rank(bootstrap.rank()),
+        nranks(bootstrap.size()),
+        stream_ordered(b.info().stream_ordered) {}
+
+  void arm(const std::string& what, int ops_per_wait) {
+    if (watchdog) watchdog->arm(what, ops_per_wait);
+  }
+  void disarm() {
+    if (watchdog) watchdog->disarm();
+  }
+  void progress() {
+    if (watchdog) watchdog->progress();
+  }
+
+  /// A control-plane barrier, watched like an operation: a rank that stopped or died between
+  /// two measurements must not leave the others waiting forever.
+  void barrier(const std::string& what) {
+    arm(what + ": waiting for every rank", 1);
+    boot.barrier();
+    disarm();
+  }
+
+  /// Waits for the backend, counting the wait as progress for the watchdog.
+  void complete() {
+    backend.synchronize();
+    progress();
+  }
+
+  PatternKey key_for(const CollectiveSpec& spec, DType dtype, ReduceOp op,
+                     std::uint32_t round) const {
+    PatternKey key;
+    key.dtype = dtype;
+    key.op = op;
+    key.reduction = spec.reduces;
+    key.seed = o.seed * 0x9e3779b9U ^ measurement * 0x85ebca6bU ^ round * 0xc2b2ae35U;
+    key.nranks = nranks;
+    return key;
+  }
+
+  IterationPlan plan_for(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
+                         Placement placement) const {
+    const std::size_t es = size_of(dtype);
+    IterationPlan plan;
+    plan.spec = &spec;
+    plan.layout = layout;
+    plan.dtype = dtype;
+    plan.op = op;
+    plan.root = o.root;
+    plan.placement = placement;
+    plan.rank = rank;
+    plan.nranks = nranks;
+    plan.role = peer_role(o.pairs, rank, nranks);
+    plan.window = o.window;
+    const std::size_t send_bytes = layout.send_count * es;
+    const std::size_t recv_bytes = layout.recv_count * es;
+    // Measured layouts hold at least one element, so the shift is never zero.
+    plan.shift_bytes = std::max(send_bytes, recv_bytes);
+    if (placement == Placement::kOutOfPlace) {
+      plan.send = send_buffer.at(0);
+      plan.recv = recv_buffer.at(0);
+      plan.shift_steps =
+          std::min(send_buffer.bytes() - send_bytes, recv_buffer.bytes() - recv_bytes) /
+              plan.shift_bytes +
+          1;
+    } else {
+      plan.send = recv_buffer.at(layout.send_inplace_offset * static_cast<std::size_t>(rank) * es);
+      plan.recv = recv_buffer.at(layout.recv_inplace_offset * static_cast<std::size_t>(rank) * es);
+      plan.shift_steps =
+          (recv_buffer.bytes() - layout.in_place_extent() * es) / plan.shift_bytes + 1;
+    }
+    return plan;
+  }
+
+  /// Poisons the output and writes the input pattern for `key`.
+  void prepare_data(const IterationPlan& plan, Placement placement, const PatternKey& key) {
+    if (placement == Placement::kInPlace) {
+      device.poison(recv_buffer.data(), plan.dtype, plan.layout.in_place_extent());
+    } else {
+      device.poison(plan.recv, plan.dtype, plan.layout.recv_count);
+    }
+    device.fill(const_cast<char*>(plan.send), FillSpec{key, rank, plan.layout.send_count});
+    device.synchronize();
+  }
+
+  RankSample measure(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
+                     Placement placement, const std::string& what) {
+    RankSample sample;
+    IterationPlan plan = plan_for(spec, layout, dtype, op, placement);
+    const int ops_per_batch = stream_ordered ? o.iters : 1;
+
+    if (o.check > 0) prepare_data(plan, placement, key_for(spec, dtype, op, 0));
+
+    arm(what + ": warm-up", stream_ordered ? std::max(o.warmup, 1) : 1);
+    run_iterations(plan, backend, 0, o.warmup, nullptr, 0, watchdog);
+    complete();
+    disarm();
+    barrier(what);
+
+    Timer& t = *timer;
+    const auto iters = static_cast<std::size_t>(o.iters);
+    if (o.graph_launches > 0) {
+      device.begin_capture();
+      run_iterations(plan, backend, 0, o.iters, nullptr, 0, nullptr);
+      device.end_capture();
+      barrier(what);
+      arm(what + ": timed graph launches", stream_ordered ? o.graph_launches * o.iters : 1);
+      t.record(0);
+      for (int l = 0; l < o.graph_launches; ++l) {
+        device.launch_graph();
+        t.record(static_cast<std::size_t>(l) + 1);
+      }
+      complete();
+      t.synchronize();
+      const auto launches = static_cast<std::size_t>(o.graph_launches);
+      sample.batch_s = t.seconds(0, launches) / static_cast<double>(launches * iters);
+      for (std::size_t l = 0; l < launches; ++l) {
+        sample.iteration_s.push_back(t.seconds(l, l + 1) / static_cast<double>(iters));
+      }
+      device.destroy_graph();
+    } else if (o.blocking) {
+      arm(what + ": timed operations (blocking)", 1);
+      for (int i = 0; i < o.iters; ++i) {
+        boot.barrier();  // every operation starts together; the barrier is not timed
+        const auto slot = static_cast<std::size_t>(2 * i);
+        t.record(slot);
+        run_iterations(plan, backend, i, 1, nullptr, 0, nullptr);
+        t.record(slot + 1);
+        complete();
+      }
+      t.synchronize();
+      for (std::size_t i = 0; i < iters; ++i)
+        sample.iteration_s.push_back(t.seconds(2 * i, 2 * i + 1));
+      sample.batch_s = std::accumulate(sample.iteration_s.begin(), sample.iteration_s.end(), 0.0) /
+                       static_cast<double>(iters);
+    } else {
+      // The headline batch runs with no per-operation records, as nccl-tests times it; a second
+      // pass of the same iterations, each between two records, supplies the distribution.
+      arm(what + ": timed iterations", ops_per_batch);
+      t.record(0);
+      run_iterations(plan, backend, 0, o.iters, nullptr, 0, watchdog);
+      t.record(1);
+      complete();
+      t.synchronize();
+      sample.batch_s = t.seconds(0, 1) / static_cast<double>(iters);
+      disarm();
+      barrier(what);
+      arm(what + ": per-iteration samples", ops_per_batch);
+      t.record(0);
+      run_iterations(plan, backend, 0, o.iters, &t, 0, watchdog);
+      complete();
+      t.synchronize();
+      for (std::size_t i = 0; i < iters; ++i) sample.iteration_s.push_back(t.seconds(i, i + 1));
+    }
+    disarm();
+
+    for (int round = 0; round < o.check; ++round) {
+      const PatternKey key = key_for(spec, dtype, op, static_cast<std::uint32_t>(round) + 1);
+      prepare_data(plan, placement, key);
+      barrier(what);
+      IterationPlan single = plan;
+      single.window = 1;  // bw/bibw: one message, so the receive buffer is not overwritten
+      single.shift_steps = 1;
+      arm(what + ": verification", 1);
+      run_iterations(single, backend, 0, 1, nullptr, 0, watchdog);
+      complete();
+      disarm();
+      const auto expect = spec.expect(ExpectContext{layout, rank, nranks, o.root, plan.role});
+      if (!expect) continue;
+      VerifySpec check = *expect;
+      check.key = key;
+      const VerifyResult result = device.verify(plan.recv, check);
+      if (result.wrong > 0 && sample.wrong == 0) {
+        sample.first_index = result.first_index;
+        sample.first_expected = result.first_expected;
+        sample.first_got = result.first_got;
+      }
+      sample.wrong += static_cast<std::int64_t>(result.wrong);
+    }
+    return sample;
+  }
+
+  /// The fields every row of (spec, dtype, op) shares, measured or not.
+  ResultRow row_for(const CollectiveSpec& spec, DType dtype, ReduceOp op) const {
+    ResultRow row;
+    row.run_id = run_id;
+    row.test = Name(spec.name);
+    row.backend = backend_name;
+    row.dtype = dtype;
+    if (spec.reduces) row.op = op;
+    if (spec.rooted) row.root = o.root;
+    row.nranks = nranks;
+    row.nodes = boot.node_count();
+    row.mode = measurement_mode(o);
+    row.iterations = o.iters;
+    row.warmup = o.warmup;
+    return row;
+  }
+
+  /// Rank 0: one row for the ranks in `group`.
+  ResultRow make_row(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
+                     Placement placement, const std::string& what,
+                     const std::vector<RankSample>& samples, const std::vector<int>& group) {
+    const std::size_t es = size_of(dtype);
+    const double per_transfer =
+        spec.transfers_per_iteration(spec.kind == TestKind::kPointToPoint ? o.window : 1);
+    ResultRow row = row_for(spec, dtype, op);
+    row.bytes = std::max(layout.send_count, layout.recv_count) * es;
+    row.count = layout.param_count;
+    row.placement = placement;
+    row.graph_launches = o.graph_launches;
+    if (spec.uses_window) row.window = o.window;
+
+    std::vector<double> batch_us;
+    for (int r : group) batch_us.push_back(samples[r].batch_s * 1e6 / per_transfer);
+    const auto slowest = std::max_element(batch_us.begin(), batch_us.end());
+    RowTimes& times = row.time_us.emplace();
+    times.slowest = *slowest;
+    times.fastest = *std::min_element(batch_us.begin(), batch_us.end());
+    times.mean = std::accumulate(batch_us.begin(), batch_us.end(), 0.0) /
+                 static_cast<double>(batch_us.size());
+    const int slowest_rank = group[static_cast<std::size_t>(slowest - batch_us.begin())];
+    row.slowest_rank = slowest_rank;
+    row.slowest_host = hosts[static_cast<std::size_t>(slowest_rank)];
+    switch (o.aggregate) {
+      case RankAggregate::kRank0:
+        times.reported = batch_us.front();
+        break;
+      case RankAggregate::kMean:
+        times.reported = times.mean;
+        break;
+      case RankAggregate::kFastest:
+        times.reported = times.fastest;
+        break;
+      case RankAggregate::kSlowest:
+        times.reported = times.slowest;
+        break;
+    }
+    // Per iteration, the group's slowest rank: the operation is done when the last rank is.
+    const std::size_t n = samples[group.front()].iteration_s.size();
+    std::vector<double> per_iteration(n, 0.0);
+    for (int r : group) {
+      for (std::size_t i = 0; i < n && i < samples[r].iteration_s.size(); ++i) {
+        per_iteration[i] =
+            std::max(per_iteration[i], samples[r].iteration_s[i] * 1e6 / per_transfer);
+      }
+    }
+    times.per_iteration = summarize(per_iteration);
+
+    const double seconds = times.reported * 1e-6;
+    const double bytes = static_cast<double>(spec.alg_bytes(layout, es, nranks));
+    const double algbw = seconds > 0 ? bytes / seconds / 1e9 : 0;
+    row.algbw_gbps = algbw;
+    row.busbw_gbps = algbw * spec.bus_factor(nranks);
+
+    if (o.check > 0) {
+      std::int64_t wrong = 0;
+      for (int r : group) wrong += samples[r].wrong;
+      row.wrong = wrong;
+      if (wrong > 0) {
+        row.status = RowStatus::kWrong;
+        for (int r : group) {
+          const RankSample& f = samples[r];
+          if (f.wrong == 0) continue;
+          const std::string text = fmt::format(
+              "first mismatch in {}: rank {} ({}) element {}: expected {:g}, got {:g} ({} wrong "
+              "on that rank)",
+              what, r, hosts[static_cast<std::size_t>(r)], f.first_index, f.first_expected,
+              f.first_got, f.wrong);
+          reporter.note(text);
+          if (totals.first_mismatch.empty()) totals.first_mismatch = text;
+          break;
+        }
+      }
+    }
+    return row;
+  }
+
+  void report_size(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
+                   Placement placement, const std::string& what, const RankSample& mine) {
+    arm(what + ": collecting results", 1);
+    const auto samples = gather(boot, mine, 0, "measurement results");
+    disarm();
+    if (rank != 0) return;
+
+    std::vector<std::vector<int>> groups;
+    if (spec.kind == TestKind::kPointToPoint) {
+      for (int r = 0; r < nranks; ++r) {
+        const PeerRole role = peer_role(o.pairs, r, nranks);
+        if (role.initiator) groups.push_back({r, role.peer});
+      }
+    } else {
+      groups.emplace_back(static_cast<std::size_t>(nranks));
+      std::iota(groups.front().begin(), groups.front().end(), 0);
+    }
+    for (const auto& group : groups) {
+      ResultRow row = make_row(spec, layout, dtype, op, placement, what, samples, group);
+      if (spec.kind == TestKind::kPointToPoint) row.pair = Pair{group[0], group[1]};
+      totals.rows++;
+      totals.wrong += row.wrong.value_or(0);
+      reporter.row(row);
+    }
+  }
+
+  void report_unsupported(const CollectiveSpec& spec, DType dtype, ReduceOp op,
+                          const std::string& why) {
+    if (rank != 0) return;
+    ResultRow row = row_for(spec, dtype, op);
+    row.status = RowStatus::kUnsupported;
+    row.note = Name(why);
+    totals.unsupported++;
+    reporter.row(row);
+  }
+
+  void run_combination(const CollectiveSpec& spec, DType dtype, ReduceOp op,
+                       const std::vector<std::uint64_t>& sizes) {
+    const std::size_t es = size_of(dtype);
+    std::vector<std::string> skipped;
+    for (std::uint64_t size : sizes) {
+      const Layout layout = spec.layout(size / es, nranks);
+      if (layout.param_count == 0) {
+        skipped.push_back(format_bytes(size));
+        continue;
+      }
+      const std::uint64_t bytes = std::max(layout.send_count, layout.recv_count) * es;
+      for (Placement placement : {Placement::kOutOfPlace, Placement::kInPlace}) {
+        if (placement == Placement::kInPlace && !spec.has_in_place) continue;
+        ++measurement;
+        const std::string what = describe(
+            spec, bytes, dtype, spec.reduces ? std::optional(op) : std::nullopt, placement);
+        const RankSample mine = measure(spec, layout, dtype, op, placement, what);
+        report_size(spec, layout, dtype, op, placement, what, mine);
+      }
+      if (rank == 0) reporter.end_size();
+    }
+    if (!skipped.empty() && rank == 0) {
+      reporter.note(fmt::format("{} {}: {} skipped: less than one {} element per rank on {} ranks",
+                                spec.name, name(dtype), fmt::join(skipped, ", "), name(dtype),
+                                nranks));
+    }
+  }
+};
+
+Runner::Runner(const Options& options, Bootstrap& bootstrap, Backend& backend, Reporter& reporter,
+               Watchdog* watchdog, std::string run_id)
+    : options_(options),
+      bootstrap_(bootstrap),
+      backend_(backend),
+      reporter_(reporter),
+      watchdog_(watchdog),
+      run_id_(std::move(run_id)) {}
+
+RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
+  Impl impl(options_, bootstrap_, backend_, reporter_, watchdog_, run_id_);
+  for (const auto& host : gather_hostnames(bootstrap_)) impl.hosts.emplace_back(host);
+  const BufferNeeds needs = buffer_needs(options_, tests, impl.nranks);
+  impl.send_buffer = DeviceBuffer(impl.device, needs.send_bytes);
+  impl.recv_buffer = DeviceBuffer(impl.device, needs.recv_bytes);
+  for (const DeviceBuffer* b : {&impl.send_buffer, &impl.recv_buffer}) {
+    if (b->data()) backend_.register_buffer(b->data(), b->bytes());
+  }
+  const std::size_t slots = static_cast<std::size_t>(
+      std::max({2 * options_.iters, options_.iters + 1, options_.graph_launches + 1}) + 2);
+  impl.timer = impl.device.make_timer(slots);
+
+  const auto sizes = size_sequence(options_.min_bytes, options_.max_bytes, options_.step_factor,
+                                   options_.step_bytes);
+  for (const auto* spec : tests) {
+    if (impl.rank == 0) {
+      reporter_.section(Section{std::string(spec->name), spec->reduces, spec->rooted,
+                                spec->has_in_place, spec->kind == TestKind::kPointToPoint});
+    }
+    for (DType dtype : options_.dtypes) {
+      const std::vector<ReduceOp> ops =
+          spec->reduces ? options_.ops : std::vector<ReduceOp>{ReduceOp::kSum};
+      for (ReduceOp op : ops) {
+        std::optional<std::string> why;
+        for (Primitive p : spec->primitives) {
+          if (!why) why = backend_.unsupported(p, dtype, op);
+        }
+        if (why) {
+          impl.report_unsupported(*spec, dtype, op, *why);
+          continue;
+        }
+        impl.run_combination(*spec, dtype, op, sizes);
+      }
+    }
+  }
+  for (const DeviceBuffer* b : {&impl.send_buffer, &impl.recv_buffer}) {
+    if (b->data()) backend_.deregister_buffer(b->data());
+  }
+
+  // Rank 0 counted; every rank needs the totals to choose its exit code.
+  RunTotals totals = impl.totals;
+  impl.arm("end of run: agreeing on the result", 1);
+  totals.wrong = static_cast<std::int64_t>(
+      bootstrap_.allreduce(static_cast<double>(totals.wrong), ScalarOp::kMax));
+  impl.disarm();
+  if (impl.rank == 0) reporter_.finish(totals);
+  return totals;
+}
+
+}  // namespace collbench

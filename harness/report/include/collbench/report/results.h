@@ -1,0 +1,101 @@
+// Reading collbench results (JSON Lines, results/schema/collbench-results.schema.json) for the
+// offline report: every *.jsonl under the given directories plus the given files, with every
+// problem in the input reported by file and line instead of stopping the read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "collbench/context.h"
+#include "collbench/name.h"
+#include "collbench/result.h"
+
+namespace collbench::report {
+
+/// A problem found in the input. Lines count from 1; 0 means the whole file.
+struct Diagnostic {
+  enum class Kind {
+    kUnreadable,    ///< the file cannot be opened or read
+    kNotCollbench,  ///< the file (or line) is not a collbench record
+    kTruncated,     ///< the last line of a file ends mid-record (an interrupted run)
+    kInvalidJson,   ///< a line that is not JSON
+    kNewerSchema,   ///< written by a newer collbench; its fields may mean something else
+    kBadRecord,     ///< a collbench record with a missing or mistyped field
+    kDuplicate,     ///< the same measurement (run_id and key) seen before
+    kFailedStatus,  ///< status "wrong" or "unsupported": kept in results.csv, not plotted
+    kNoContext,     ///< result rows whose run has no context line anywhere in the input
+  };
+  Kind kind;
+  std::string file;
+  std::uint64_t line = 0;
+  std::string message;
+};
+
+/// Short name of a diagnostic kind ("truncated", "duplicate", ...).
+std::string_view name(Diagnostic::Kind kind);
+
+/// A result row and where it was read.
+struct ReadRow : ResultRow {
+  std::uint32_t file = 0;  ///< index into ResultSet::files
+  std::uint32_t line = 0;
+};
+
+/// A run's context record (there is one per run) and where it was read.
+struct ReadContext {
+  /// The context without its per-rank list (`ranks` is empty): at scale that list is most of
+  /// the record, and `devices` is all the report shows of it.
+  RunContext context;
+  /// Each distinct device ("model (driver D)") with its rank count, in rank order.
+  std::vector<std::pair<std::string, int>> devices;
+  std::uint32_t file = 0;
+  std::uint32_t line = 0;
+};
+
+/// Everything read from the inputs.
+struct ResultSet {
+  /// Input files as shown to people: relative to the directory argument they were found
+  /// under, or as given on the command line.
+  std::vector<std::string> files;
+  /// Each file's name without extension: the variant of runs that carry no labels.
+  std::vector<std::string> file_stems;
+  std::vector<ReadRow> rows;  ///< every result row, duplicates removed, in input order
+  std::unordered_map<Name, ReadContext> contexts;  ///< by run_id
+  std::vector<Diagnostic> diagnostics;             ///< capped per file and kind; see counts
+  std::vector<std::uint64_t> diagnostic_counts;    ///< per Diagnostic::Kind, uncapped
+  std::uint64_t lines_read = 0;
+
+  /// Number of diagnostics of a kind (including those not kept in `diagnostics`).
+  std::uint64_t count(Diagnostic::Kind kind) const;
+};
+
+/// How many diagnostics of one kind are kept per file (the rest are only counted).
+inline constexpr std::size_t kDiagnosticsKeptPerFileAndKind = 20;
+
+/// Reads every *.jsonl below each directory in `inputs` (recursively, in name order) and every
+/// file named directly. Throws Error(kUsage) for an input path that does not exist. Problems
+/// inside files become diagnostics; the reader never stops at a bad line.
+ResultSet read_results(const std::vector<std::string>& inputs);
+
+/// Results held in memory, read as if from a file called `name`. For tests and benchmarks.
+struct InputText {
+  std::string name;
+  std::string text;
+};
+ResultSet read_results_texts(const std::vector<InputText>& texts);
+
+/// A file read_results will read: where it is, how the report names it (the directory
+/// argument's last component plus the path below it, e.g. "demo/collbench.jsonl"), and its
+/// file name without extension (the fallback variant name of unlabelled runs).
+struct InputFile {
+  std::string path;
+  std::string display;
+  std::string stem;
+};
+/// Lists the result files below `inputs` in the order read_results reads them.
+std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs);
+
+}  // namespace collbench::report

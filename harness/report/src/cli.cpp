@@ -1,0 +1,190 @@
+// collbench-report's command line (CLI11), parsed once into an immutable ReportOptions.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+
+#include "collbench/error.h"
+#include "collbench/report/report.h"
+#include "collbench/sizes.h"
+#include "collbench/system.h"
+
+namespace collbench::report {
+
+namespace {
+
+constexpr const char* kFooter = R"(
+Inputs are searched recursively for *.jsonl (collbench --jsonl output, or results/<campaign>/ from
+collbench-sweep). Problems in the input are reported by file and line and skipped.
+
+Examples:
+  collbench-report results/demo -o report
+  collbench-report results/p5-sweep --y-scale log --scaling-sizes 1M,256M -o report
+  collbench-report --baseline results/nccl-2.20 --candidate results/nccl-2.21 --threshold 5% -o cmp
+  collbench-report results/demo --format gbench -o demo.gbench.json
+
+Exit codes: 0 ok, 1 regression found (comparison), 2 bad usage or no usable input,
+3 runtime failure (e.g. the output cannot be written).
+)";
+
+double parse_threshold(const std::string& text) {
+  std::string t = text;
+  bool percent = false;
+  if (!t.empty() && t.back() == '%') {
+    percent = true;
+    t.pop_back();
+  }
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || !end || *end != '\0' || !std::isfinite(v) || v < 0) {
+    throw_usage("--threshold {}: give a percentage such as 5% (or a fraction such as 0.05)", text);
+  }
+  const double fraction = percent ? v / 100 : v;
+  if (!percent && v >= 1) {
+    throw_usage("--threshold {}: a bare number is a fraction below 1; write {}% for a percentage",
+                text, text);
+  }
+  if (fraction >= 1) throw_usage("--threshold {}: must be below 100%", text);
+  return fraction;
+}
+
+std::vector<std::uint64_t> parse_sizes(const std::string& flag, const std::string& text) {
+  std::vector<std::uint64_t> sizes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto size = parse_size(item);
+    if (!size || *size == 0) {
+      throw_usage("{} {}: '{}' is not a size; use e.g. 1M,64M,1G (K/M/G = 1024 powers)", flag, text,
+                  item);
+    }
+    sizes.push_back(*size);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+std::optional<Dim> parse_dim(std::string_view text) {
+  for (Dim d : kAllDims) {
+    if (name(d) == text) return d;
+  }
+  return std::nullopt;
+}
+
+std::string dim_names() {
+  std::string s;
+  for (Dim d : kAllDims) s += (s.empty() ? "" : ", ") + std::string(name(d));
+  return s;
+}
+
+}  // namespace
+
+ReportOptions parse_command_line(int argc, const char* const* argv, std::string& exit_text) {
+  ReportOptions o;
+  CLI::App app{"collbench-report: charts, tables and regression verdicts from collbench results",
+               "collbench-report"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(32);
+  std::string format = "html", threshold, y_scale = "linear", line = "p50", latency_max,
+              scaling_sizes;
+  std::vector<std::string> ignore;
+  bool version = false;
+  app.add_option("inputs", o.inputs,
+                 "Result directories (searched recursively for *.jsonl) or .jsonl files");
+  app.add_option(
+      "-o,--output", o.output,
+      "Report directory (default report); with --format gbench a file, or - for stdout (default)");
+  app.add_option("--format", format,
+                 "html: the report directory (default); gbench: Google Benchmark JSON");
+  app.add_option("--baseline", o.baseline, "Compare: the reference results (directories or files)");
+  app.add_option("--candidate", o.candidate, "Compare: the results judged against the baseline");
+  app.add_option("--threshold", threshold,
+                 "Compare: slowdown that counts as a regression (default 5%)");
+  app.add_option(
+      "--match-ignore", ignore,
+      fmt::format("Compare: configuration dimension(s) not to match on: {}", dim_names()));
+  app.add_option("--title", o.title, "Report title (default: from the campaign label)");
+  app.add_option("--dtype", o.view.dtype,
+                 "Element type charted (default float, else the most common)");
+  app.add_option("--op", o.view.op, "Reduction charted (default sum, else the most common)");
+  app.add_option("--placement", o.view.placement, "out-of-place (default) or in-place");
+  app.add_option("--y-scale", y_scale, "Bandwidth axis: linear (default) or log");
+  app.add_option("--line", line,
+                 "Chart line: p50 (median per-iteration time, default) or headline (batch time)");
+  app.add_option("--max-series", o.charts.max_series_per_panel,
+                 "Series per chart panel before the chart is split into panels (default 8)");
+  app.add_option("--facet-by", o.charts.facet_by,
+                 fmt::format("Dimension to split crowded charts by: {} or none (default: chosen)",
+                             dim_names()));
+  app.add_option("--latency-max", latency_max, "Largest size on the latency charts (default 64K)");
+  app.add_option(
+      "--scaling-sizes", scaling_sizes,
+      "Sizes of the scaling chart, e.g. 1M,64M,1G (default: 1M, 64M, 1G and the largest measured)");
+  app.add_flag("--strict", o.strict,
+               "Treat any input problem (other than failed-status rows) as an error (exit 2)");
+  app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
+  app.add_flag("--version", version, "Print the version and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    exit_text = app.help();
+    return o;
+  } catch (const CLI::CallForAllHelp&) {
+    exit_text = app.help();
+    return o;
+  } catch (const CLI::ParseError& e) {
+    throw_usage("{}; run collbench-report --help for the options", e.what());
+  }
+  if (version) {
+    exit_text = "collbench-report " + collbench_version() + "\n";
+    return o;
+  }
+  if (format == "html")
+    o.format = OutputFormat::kHtml;
+  else if (format == "gbench")
+    o.format = OutputFormat::kGbench;
+  else
+    throw_usage("--format {}: use html or gbench", format);
+  if (!threshold.empty()) o.compare.threshold = parse_threshold(threshold);
+  if (!threshold.empty() && o.baseline.empty() && o.candidate.empty()) {
+    throw_usage("--threshold only applies to a comparison; add --baseline DIR --candidate DIR");
+  }
+  for (const auto& i : ignore) {
+    const auto d = parse_dim(i);
+    if (!d) throw_usage("--match-ignore {}: unknown dimension; use one of {}", i, dim_names());
+    o.compare.ignore.push_back(*d);
+  }
+  if (y_scale == "log")
+    o.charts.log_y = true;
+  else if (y_scale != "linear")
+    throw_usage("--y-scale {}: use linear or log", y_scale);
+  if (line == "p50")
+    o.charts.line = LineMetric::kP50;
+  else if (line == "headline")
+    o.charts.line = LineMetric::kHeadline;
+  else
+    throw_usage("--line {}: use p50 or headline", line);
+  if (o.charts.max_series_per_panel < 1) {
+    throw_usage("--max-series {}: must be at least 1", o.charts.max_series_per_panel);
+  }
+  if (!o.charts.facet_by.empty() && o.charts.facet_by != "none" && !parse_dim(o.charts.facet_by)) {
+    throw_usage("--facet-by {}: use one of {} or none", o.charts.facet_by, dim_names());
+  }
+  if (!o.view.placement.empty() && o.view.placement != "out-of-place" &&
+      o.view.placement != "in-place") {
+    throw_usage("--placement {}: use out-of-place or in-place", o.view.placement);
+  }
+  if (!latency_max.empty()) {
+    const auto size = parse_size(latency_max);
+    if (!size || *size == 0) throw_usage("--latency-max {}: not a size; use e.g. 64K", latency_max);
+    o.charts.latency_max_bytes = *size;
+  }
+  if (!scaling_sizes.empty())
+    o.charts.scaling_sizes = parse_sizes("--scaling-sizes", scaling_sizes);
+  return o;
+}
+
+}  // namespace collbench::report

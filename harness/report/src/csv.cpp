@@ -1,0 +1,193 @@
+// results.csv: tidy data, one row per measurement, for pandas or a spreadsheet. Written in
+// blocks through a sink: a campaign's CSV can be far larger than anything else the report holds.
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
+#include <deque>
+#include <future>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "collbench/report/report.h"
+
+namespace collbench::report {
+
+namespace {
+
+constexpr std::size_t kBlockRows = 16384;
+
+bool needs_quotes(std::string_view text) {
+  // A plain loop: find_first_of() calls memchr once per character, and rows hold millions of
+  // cells.
+  for (const char c : text) {
+    if (c == ',' || c == '"' || c == '\n' || c == '\r') return true;
+  }
+  return false;
+}
+
+std::string csv_escape(std::string_view text) {
+  if (!needs_quotes(text)) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// csv_escape() appended to `out`, without a string in between when nothing needs quoting.
+void append_escaped(fmt::memory_buffer& out, std::string_view text) {
+  if (needs_quotes(text)) {
+    const std::string escaped = csv_escape(text);
+    out.append(std::string_view(escaped));
+  } else {
+    out.append(text);
+  }
+}
+
+// The label columns: every label any row has, sorted, and each distinct label set's cells
+// joined.
+struct LabelColumns {
+  std::vector<std::string> names;
+  std::unordered_map<Labels, std::string> cells;
+
+  explicit LabelColumns(const std::vector<ReadRow>& rows) {
+    std::set<std::string> keys;
+    Labels last;
+    bool first = true;
+    for (const auto& r : rows) {
+      if (!first && r.labels == last) continue;
+      first = false;
+      last = r.labels;
+      if (!cells.try_emplace(r.labels).second) continue;
+      for (const auto& label : r.labels.items()) keys.insert(label.key.str());
+    }
+    names.assign(keys.begin(), keys.end());
+    for (auto& [labels, text] : cells) {
+      for (const auto& key : names) {
+        text += ',';
+        if (const std::string* v = labels.find(key)) text += csv_escape(*v);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void write_results_csv(const ResultSet& set, const Model& model, const Sink& sink) {
+  const LabelColumns labels(set.rows);
+  std::vector<std::string> config_cells(model.configs.size());
+  for (std::size_t i = 0; i < model.configs.size(); ++i) {
+    const auto& c = model.configs[i];
+    config_cells[i] =
+        fmt::format("{},{},{}", csv_escape(c.name), csv_escape(c.variant), csv_escape(c.partition));
+  }
+  std::vector<std::string> files;
+  for (const auto& f : set.files) files.push_back(csv_escape(f));
+
+  fmt::memory_buffer header;
+  auto head = std::back_inserter(header);
+  fmt::format_to(head, "file,line,run_id,series,variant,partition");
+  for (const auto& name : labels.names) fmt::format_to(head, ",{}", csv_escape("label_" + name));
+  fmt::format_to(
+      head,
+      ",test,backend,dtype,op,placement,root,pair,bytes,count,nranks,nodes,mode,iterations,"
+      "warmup,graph_launches,window,time_us,time_slowest_us,time_mean_us,time_fastest_us,"
+      "iter_n,iter_min_us,iter_p50_us,iter_p99_us,iter_max_us,iter_mean_us,iter_cv,algbw_gbps,"
+      "busbw_gbps,busbw_p50_gbps,busbw_at_p99_gbps,busbw_at_min_gbps,slowest_rank,"
+      "slowest_host,wrong,status,note\n");
+  sink(std::string_view(header.data(), header.size()));
+  const std::string no_config = ",,";
+  // Formatting numbers dominates; blocks of rows are formatted on worker threads and written in
+  // order.
+  auto format_rows = [&](std::size_t begin, std::size_t end, fmt::memory_buffer& buf) {
+    auto out = std::back_inserter(buf);
+    const std::string* label_cells = nullptr;
+    Labels last_labels;
+    for (std::size_t i = begin; i < end; ++i) {
+      const ReadRow& r = set.rows[i];
+      const int config = i < model.row_config.size() ? model.row_config[i] : -1;
+      fmt::format_to(out, FMT_COMPILE("{},{},"), files[r.file], r.line);
+      append_escaped(buf, r.run_id.view());
+      buf.push_back(',');
+      buf.append(config >= 0 ? config_cells[config] : no_config);
+      if (!label_cells || r.labels != last_labels) {
+        label_cells = &labels.cells.at(r.labels);
+        last_labels = r.labels;
+      }
+      buf.append(*label_cells);
+      for (const std::string_view text : {r.test.view(), r.backend.view(), name(r.dtype),
+                                          r.op ? name(*r.op) : "", name(r.placement)}) {
+        buf.push_back(',');
+        append_escaped(buf, text);
+      }
+      buf.push_back(',');
+      if (r.root) fmt::format_to(out, FMT_COMPILE("{}"), *r.root);
+      buf.push_back(',');
+      if (r.pair) fmt::format_to(out, FMT_COMPILE("{}-{}"), r.pair->first, r.pair->second);
+      fmt::format_to(out, FMT_COMPILE(",{},{},{},{},"), r.bytes, r.count, r.nranks, r.nodes);
+      append_escaped(buf, name(r.mode));
+      fmt::format_to(out, FMT_COMPILE(",{},{},{},"), r.iterations, r.warmup, r.graph_launches);
+      if (r.window) fmt::format_to(out, FMT_COMPILE("{}"), *r.window);
+      if (r.time_us) {
+        const RowTimes& t = *r.time_us;
+        fmt::format_to(out, FMT_COMPILE(",{},{},{},{}"), t.reported, t.slowest, t.mean, t.fastest);
+        const Summary& it = t.per_iteration;
+        if (it.n > 0) {
+          fmt::format_to(out, FMT_COMPILE(",{},{},{},{},{},{},{}"), it.n, it.min, it.p50, it.p99,
+                         it.max, it.mean, it.cv);
+        } else {
+          buf.append(std::string_view(",,,,,,,"));
+        }
+        fmt::format_to(out, FMT_COMPILE(",{},{}"), r.algbw(), r.busbw());
+        const double k = r.busbw() * t.reported;
+        if (it.n > 0 && it.p50 > 0 && it.p99 > 0 && it.min > 0) {
+          fmt::format_to(out, FMT_COMPILE(",{},{},{}"), k / it.p50, k / it.p99, k / it.min);
+        } else {
+          buf.append(std::string_view(",,,"));
+        }
+      } else {
+        buf.append(std::string_view(",,,,,,,,,,,,,,,,"));
+      }
+      buf.push_back(',');
+      if (r.slowest_rank) fmt::format_to(out, FMT_COMPILE("{}"), *r.slowest_rank);
+      buf.push_back(',');
+      if (r.slowest_host) append_escaped(buf, r.slowest_host->view());
+      buf.push_back(',');
+      if (r.wrong) fmt::format_to(out, FMT_COMPILE("{}"), *r.wrong);
+      fmt::format_to(out, FMT_COMPILE(",{},"), name(r.status));
+      append_escaped(buf, r.note.view());
+      buf.push_back('\n');
+    }
+  };
+  const std::size_t rows = set.rows.size();
+  const std::size_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  if (blocks <= 1 || workers <= 1) {
+    fmt::memory_buffer buf;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      format_rows(b * kBlockRows, std::min(rows, (b + 1) * kBlockRows), buf);
+      sink(std::string_view(buf.data(), buf.size()));
+      buf.clear();
+    }
+    return;
+  }
+  std::deque<std::future<fmt::memory_buffer>> window;
+  std::size_t next = 0;
+  while (next < blocks || !window.empty()) {
+    while (next < blocks && window.size() < 2 * static_cast<std::size_t>(workers)) {
+      const std::size_t b = next++;
+      window.push_back(std::async(std::launch::async, [&format_rows, b, rows] {
+        fmt::memory_buffer buf;
+        format_rows(b * kBlockRows, std::min(rows, (b + 1) * kBlockRows), buf);
+        return buf;
+      }));
+    }
+    fmt::memory_buffer buf = window.front().get();
+    window.pop_front();
+    sink(std::string_view(buf.data(), buf.size()));
+  }
+}
+
+}  // namespace collbench::report

@@ -1,0 +1,74 @@
+#include "file_reader.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "context_reader.h"
+
+namespace collbench::report::detail {
+
+FileReader::FileReader(ResultSet& set) : set_(set) {
+  if (set_.diagnostic_counts.size() < kKindCount) set_.diagnostic_counts.resize(kKindCount, 0);
+}
+
+void FileReader::read_file(const InputFile& input) {
+  FileDiagnostics file = start_file(input);
+  std::FILE* f = std::fopen(input.path.c_str(), "rb");
+  if (!f) {
+    file.add(Diagnostic::Kind::kUnreadable, 0,
+             fmt::format("cannot open ({}); skipped", std::strerror(errno)));
+    file.finish(set_);
+    return;
+  }
+  const auto result = lines_.read(f, [&](const Line& line) { read_line(file, line); });
+  std::fclose(f);
+  finish_file(file, result);
+}
+
+void FileReader::read_text(std::string_view text, const InputFile& input) {
+  FileDiagnostics file = start_file(input);
+  finish_file(file, lines_.read(text, [&](const Line& line) { read_line(file, line); }));
+}
+
+FileDiagnostics FileReader::start_file(const InputFile& input) {
+  const auto index = static_cast<std::uint32_t>(set_.files.size());
+  set_.files.push_back(input.display);
+  set_.file_stems.push_back(input.stem);
+  return FileDiagnostics(index, input.display);
+}
+
+void FileReader::finish_file(FileDiagnostics& file, const LineReader::Result& result) {
+  set_.lines_read += result.lines;
+  if (result.error != 0) {
+    file.add(Diagnostic::Kind::kUnreadable, result.lines + 1,
+             fmt::format("read error ({}); the rest of the file is skipped",
+                         std::strerror(result.error)));
+  }
+  file.finish(set_);
+}
+
+void FileReader::read_line(FileDiagnostics& file, const Line& line) {
+  // Decoded in place: most lines are result rows, and a row is a few hundred bytes.
+  ReadRow& row = set_.rows.emplace_back();
+  LineOutcome outcome = decoder_.decode(line, row);
+  if (outcome.kind != LineOutcome::kResult) {
+    set_.rows.pop_back();
+    if (outcome.kind == LineOutcome::kContext) {
+      outcome = read_context(decoder_.document(), file.index(), line.number, set_);
+    }
+    file.count(outcome, line.number, line.unterminated);
+    return;
+  }
+  row.file = file.index();
+  row.line = static_cast<std::uint32_t>(line.number);
+  file.count(outcome, line.number, line.unterminated);
+  // Kept for results.csv; the charts and tables only use rows that passed.
+  if (row.status != RowStatus::kOk) {
+    file.add(Diagnostic::Kind::kFailedStatus, line.number, failed_status_message(row));
+  }
+}
+
+}  // namespace collbench::report::detail

@@ -1,0 +1,34 @@
+// Reading input files into a ResultSet, line by line: result rows, context records and every
+// problem, by file and line.
+#pragma once
+
+#include <string_view>
+
+#include "collbench/report/results.h"
+#include "diagnostics.h"
+#include "line_reader.h"
+#include "row_decoder.h"
+
+namespace collbench::report::detail {
+
+/// Reads files one after the other into one ResultSet. Several readers on several threads may
+/// each fill their own (read_results merges them in order).
+class FileReader {
+ public:
+  explicit FileReader(ResultSet& set);
+
+  void read_file(const InputFile& input);
+  /// `text` read as if it were the file `input`.
+  void read_text(std::string_view text, const InputFile& input);
+
+ private:
+  FileDiagnostics start_file(const InputFile& input);
+  void finish_file(FileDiagnostics& file, const LineReader::Result& result);
+  void read_line(FileDiagnostics& file, const Line& line);
+
+  ResultSet& set_;
+  LineReader lines_;
+  RowDecoder decoder_;
+};
+
+}  // namespace collbench::report::detail

@@ -1,0 +1,128 @@
+// A campaign file: what to measure (collbench tests and options), where (partitions, node
+// counts, tasks per node), under which settings (variants) and how often (repeats).
+//
+//   campaign: p5-efa-study
+//   tests: [all_reduce, all_gather]
+//   sizes: {min: 8, max: 8G, factor: 2}
+//   backend: nccl
+//   nodes: [2, 4, 8]
+//   tasks_per_node: 8
+//   partitions:
+//     - {name: p5, instance_type: p5.48xlarge, site_env: aws-p5}
+//   variants:
+//     - {name: efa, env: {FI_PROVIDER: efa}}
+//     - {name: tcp, env: {FI_PROVIDER: tcp}}
+//   repeats: 3
+//   time_limit: "00:30:00"
+//
+// Every error names the file, line and column and says how to fix it (exit code 2).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collbench/sweep/env.h"
+
+namespace collbench::sweep {
+
+/// A place in a campaign file (1-based line and column), for error messages.
+struct SourceMark {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  /// "file:line:column" (or just "file" when the position is unknown).
+  std::string str() const;
+};
+
+/// collbench's measurement options; set at the top of the campaign, overridable per variant.
+struct MeasureOptions {
+  std::optional<std::uint64_t> min_bytes, max_bytes, step_factor, step_bytes;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> ops;
+  std::optional<int> check, iters, warmup;
+  std::optional<double> timeout_s;  ///< collbench --timeout
+  std::vector<std::string> args;    ///< further collbench arguments, passed as given
+  SourceMark args_mark;
+
+  /// `this` with every option that `over` sets replaced by `over`'s.
+  MeasureOptions merged(const MeasureOptions& over) const;
+};
+
+/// A Slurm partition of the campaign, labelled with the instance type it runs on.
+struct Partition {
+  std::string name;           ///< empty: the cluster's default partition
+  std::string instance_type;  ///< label, e.g. "p5.48xlarge"
+  std::string site_env;       ///< site environment file: a name in slurm/env or a path
+  std::vector<std::string> sbatch_args;
+  SourceMark mark;
+  /// The name used in run names and labels ("default" for the cluster's default partition).
+  std::string label() const { return name.empty() ? "default" : name; }
+};
+
+/// A named set of settings compared against the others.
+struct Variant {
+  std::string name;
+  std::string description;
+  EnvSettings env;  ///< in file order; a null value unsets the variable
+  MeasureOptions options;
+  std::vector<std::string> sbatch_args;
+  SourceMark mark;
+};
+
+struct Campaign {
+  std::filesystem::path file;  ///< where it was read from
+  std::string name;
+  std::string description;
+  std::vector<std::string> tests;  ///< canonical names, or {"all"}
+  std::string backend = "nccl";
+  MeasureOptions options;
+  std::vector<int> nodes;
+  std::vector<SourceMark> node_marks;  ///< parallel to nodes
+  std::vector<int> tasks_per_node;
+  std::vector<Partition> partitions;  ///< at least one (the default partition when none given)
+  std::vector<Variant> variants;      ///< at least one ("default" when none given)
+  int repeats = 1;
+  std::string time_limit;  ///< Slurm --time format; empty: the partition's default
+  std::string launcher = "srun";
+  std::string container_image;
+  std::string container_mounts;
+  std::string output = "results";  ///< results root; the campaign writes to <output>/<name>
+  std::string collbench;           ///< collbench binary as the nodes see it; empty: default
+  std::vector<std::string> sbatch_args;
+  /// --gpus-per-node = tasks per node (default: when the backend uses GPUs)
+  bool request_gpus = true;
+
+  /// The collbench arguments of a variant (tests, sizes, options, --backend), without --jsonl.
+  std::vector<std::string> collbench_args(const Variant& variant) const;
+};
+
+/// A backend collbench has, as campaigns name it.
+struct KnownBackend {
+  std::string name;        ///< "nccl", "mpi", "ofi"
+  bool uses_gpus = false;  ///< one GPU per rank: jobs ask for --gpus-per-node by default
+};
+
+/// What the parser checks beyond the file's own structure.
+struct CampaignRules {
+  std::vector<std::string> known_tests;  ///< collbench's test names (empty: not checked)
+  /// collbench's backends, in the order messages list them (empty: any name is accepted and
+  /// none asks for GPUs by default).
+  std::vector<KnownBackend> backends;
+  /// Checks a complete collbench command line (argv[0] included) as collbench would; throws
+  /// Error(kUsage) with collbench's message. Empty: not checked.
+  std::function<void(const std::vector<std::string>& argv)> check_collbench_args;
+};
+
+/// Reads and checks a campaign file. Throws Error(kUsage) whose message starts with
+/// "file:line:column:" and ends with the fix.
+Campaign load_campaign(const std::filesystem::path& file, const CampaignRules& rules);
+
+/// The same from text (`file` names it in messages).
+Campaign parse_campaign(const std::string& text, const std::string& file,
+                        const CampaignRules& rules);
+
+}  // namespace collbench::sweep

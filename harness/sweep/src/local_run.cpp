@@ -1,0 +1,181 @@
+// run --local: the campaign's runs one after another through mpirun on this host.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "collbench/error.h"
+#include "collbench/sweep/collect.h"
+#include "collbench/sweep/commands.h"
+#include "collbench/sweep/process.h"
+#include "collbench/sweep/progress.h"
+#include "collbench/sweep/slurm_time.h"
+#include "session.h"
+
+namespace collbench::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using State = RunRecord::State;
+
+// The runs a local run does, and what it leaves alone.
+struct LocalPlan {
+  std::vector<const RunSpec*> todo;
+  int done = 0;
+  int failed_skipped = 0;
+};
+
+LocalPlan choose_local_runs(const std::vector<RunSpec>& runs, const Records& records,
+                            const LocalSettings& opt) {
+  LocalPlan plan;
+  for (const auto& run : runs) {
+    const State state = state_of(records, run.name);
+    if (opt.redo || state == State::kNone || state == State::kStarted) {
+      // kStarted: an earlier local run was interrupted in this run; it never ended.
+      plan.todo.push_back(&run);
+    } else if (state == State::kFailed) {
+      if (opt.retry_failed)
+        plan.todo.push_back(&run);
+      else
+        ++plan.failed_skipped;
+    } else {
+      ++plan.done;
+    }
+  }
+  return plan;
+}
+
+// One local attempt at a run: its files and its mpirun command.
+struct LocalAttempt {
+  int number = 1;
+  fs::path raw;  ///< collbench's results
+  fs::path log;  ///< mpirun's output
+  Command command;
+};
+
+// Prepares an empty directory for the attempt and records its start.
+LocalAttempt start_local_attempt(const Session& session, const RunSpec& run, int number,
+                                 int cores) {
+  const auto dir = session.paths.local_dir(run.name, number);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  LocalAttempt a{number, dir / "collbench.jsonl.raw", dir / "output.log", {}};
+  a.command = mpirun_command(run, session.tools, a.raw, cores);
+  ManifestEvent e(EventKind::kStarted, run.name);
+  e.mode = Where::kLocal;
+  e.attempt = number;
+  e.output = a.log.string();
+  e.raw_jsonl = a.raw.string();
+  e.command = a.command.argv;
+  e.labels = run_labels(session.campaign, run);
+  session.manifest.append(std::move(e));
+  return a;
+}
+
+// Why a local attempt that ended as `r` failed, or nullopt when it wrote results.
+std::optional<Failure> local_failure(const ProcessResult& r, const LocalAttempt& a,
+                                     const std::string& time_limit) {
+  if (r.timed_out) {
+    return failure(FailureKind::kTimeout, fmt::format("the run exceeded time_limit {} (see {})",
+                                                      time_limit, a.log.string()));
+  }
+  if (!r.ok()) {
+    const std::string tail = read_tail(a.log, 4096);
+    std::string hint;
+    if (tail.find("as root") != std::string::npos &&
+        tail.find("OMPI_ALLOW_RUN_AS_ROOT") != std::string::npos) {
+      hint = "; mpirun refuses root: set OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+    }
+    Failure f = r.signal
+                    ? failure(FailureKind::kNonZeroExit, fmt::format("mpirun {}", r.describe()))
+                    : describe_failed_exit(r.exit_code, summarize_results(a.raw));
+    f.reason = fmt::format("{} (see {}){}", f.reason, a.log.string(), hint);
+    return f;
+  }
+  const auto found = summarize_results(a.raw);
+  if (!found || found->results == 0) {
+    return failure(FailureKind::kNoOutput, fmt::format("collbench exited 0 but wrote no results "
+                                                       "(see {})",
+                                                       a.log.string()));
+  }
+  return std::nullopt;
+}
+
+// Runs one local attempt to its end and records how it went: its labelled results, or its
+// failure.
+void run_local_attempt(const Session& session, const RunSpec& run, const LocalAttempt& a,
+                       Progress& progress) {
+  const auto& c = session.campaign;
+  const double limit = c.time_limit.empty() ? 0 : parse_slurm_time(c.time_limit).value_or(0);
+  progress.start(fmt::format("{} ({} ranks)", run.name, run.ranks()));
+  const auto t0 = Clock::now();
+  ProcessSpec spec{a.command.argv, apply_env(current_environment(), a.command.env), a.log, limit,
+                   10};
+  // mpirun stays in our process group so that Ctrl-C stops it and its ranks with us.
+  spec.new_process_group = false;
+  const ProcessResult r = run_process(spec);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (auto f = local_failure(r, a, c.time_limit)) {
+    ManifestEvent e(EventKind::kFailed, run.name);
+    e.attempt = a.number;
+    e.reason = f->reason;
+    e.failure = f->kind;
+    e.seconds = seconds;
+    session.manifest.append(std::move(e));
+    progress.finish(fmt::format("FAILED {}: {}", run.name, f->reason));
+    return;
+  }
+  const auto dest = session.paths.collected(run.name);
+  const auto summary = write_labelled(a.raw, dest, json_value(run_labels(c, run)));
+  ManifestEvent e(EventKind::kCollected, run.name);
+  e.attempt = a.number;
+  e.file = dest.filename().string();
+  e.results = summary.results;
+  e.wrong = summary.wrong;
+  e.seconds = seconds;
+  session.manifest.append(std::move(e));
+  progress.finish(
+      fmt::format("ok     {}  {} result rows in {:.1f} s", run.name, summary.results, seconds));
+}
+
+}  // namespace
+
+int run_local(const SweepSettings& s, const LocalSettings& opt) {
+  SweepSettings local = s;
+  local.local = true;
+  const Session session = open_session(local);
+  const auto& c = session.campaign;
+  check_collbench_exists(session.tools);
+  if (!find_program(session.tools.mpirun)) {
+    throw_runtime("{} not found on PATH; install Open MPI (scripts/setup) or pass --mpirun PATH",
+                  session.tools.mpirun);
+  }
+  const auto lock = lock_manifest(session, s);
+  auto records = session.manifest.runs();
+  const LocalPlan plan = choose_local_runs(session.runs, records, opt);
+  if (!plan.todo.empty()) copy_campaign(session);
+  const int cores = usable_cores();
+  print(s, fmt::format("{}: {} runs, {} to do, results in {}", c.name, session.runs.size(),
+                       plan.todo.size(), session.paths.root.string()));
+  {
+    Progress progress(s.out, s.tty, static_cast<int>(session.runs.size()) - plan.failed_skipped,
+                      plan.done);
+    for (const auto* run : plan.todo) {
+      const RunRecord* r = record_of(records, run->name);
+      const int attempt = (r ? r->attempts : 0) + 1;
+      run_local_attempt(session, *run, start_local_attempt(session, *run, attempt, cores),
+                        progress);
+    }
+  }
+  records = session.manifest.runs();
+  auto counts = tally(records, session.runs);
+  std::string summary = fmt::format("{}: {} of {} runs done, {} failed; results in {}", c.name,
+                                    counts[State::kCollected], session.runs.size(),
+                                    counts[State::kFailed], session.paths.root.string());
+  if (plan.failed_skipped)
+    summary += fmt::format(" ({} failed runs skipped: pass --retry-failed)", plan.failed_skipped);
+  print(s, summary);
+  return failure_exit_code(records, session.runs);
+}
+
+}  // namespace collbench::sweep

@@ -1,0 +1,27 @@
+#include "collbench/sweep/slurm_time.h"
+
+#include <regex>
+
+namespace collbench::sweep {
+
+std::optional<double> parse_slurm_time(const std::string& text) {
+  static const std::regex kMinutes(R"((\d+))");
+  static const std::regex kMinSec(R"((\d+):(\d+))");
+  static const std::regex kHourMinSec(R"((\d+):(\d+):(\d+))");
+  static const std::regex kDays(R"((\d+)-(\d+)(?::(\d+))?(?::(\d+))?)");
+  std::smatch m;
+  auto num = [&](int i) { return m[i].matched ? std::stod(m[i].str()) : 0.0; };
+  double seconds = -1;
+  if (std::regex_match(text, m, kMinutes))
+    seconds = num(1) * 60;
+  else if (std::regex_match(text, m, kMinSec))
+    seconds = num(1) * 60 + num(2);
+  else if (std::regex_match(text, m, kHourMinSec))
+    seconds = num(1) * 3600 + num(2) * 60 + num(3);
+  else if (std::regex_match(text, m, kDays))
+    seconds = num(1) * 86400 + num(2) * 3600 + num(3) * 60 + num(4);
+  if (seconds <= 0) return std::nullopt;
+  return seconds;
+}
+
+}  // namespace collbench::sweep
