@@ -73,6 +73,89 @@ if(NOT DEFINED COLLBENCH_WITH_MPI OR COLLBENCH_WITH_MPI)
 endif()
 collbench_optional(MPI MPI_C_FOUND)
 
+# --- CUDA architectures. The kernels need an image for every GPU people compare: PTX of one
+# architecture does not run on older GPUs (compute_90 has no image for an A100), so by default
+# every family from Turing up that this nvcc can build gets SASS, and the newest also gets PTX so
+# that GPUs newer than the compiler JIT it. Explicit numbers, never `native`: build machines have
+# no GPU. What wins, first to last: CMAKE_CUDA_ARCHITECTURES (-D, or CMake's CUDAARCHS environment
+# variable), COLLBENCH_CUDA_ARCHITECTURES, the derived list.
+#   75 T4 (g4dn) · 80 A100 (p4d, p4de) · 86 A10G (g5) · 89 L4, L40S (g6, g6e) · 90 H100, H200 (p5,
+#   p5e, p5en) · 100 B200 (p6-b200) · 120 RTX PRO 6000 Blackwell. SASS also runs on the later minor
+#   versions of its major one, so B300 (103) and GB10 (121) use the 100 and 120 images; the
+#   embedded 87, 88 and 110 are left out.
+set(COLLBENCH_CUDA_FAMILIES 75 80 86 89 90 100 120)
+set(COLLBENCH_CUDA_ARCHITECTURES "" CACHE STRING
+    "CUDA architectures of the kernels, in CMAKE_CUDA_ARCHITECTURES syntax (e.g. 80-real;90); empty: \
+every one of ${COLLBENCH_CUDA_FAMILIES} that nvcc supports, plus PTX of the newest")
+
+# Sets CMAKE_CUDA_ARCHITECTURES (before enable_language(CUDA), which would otherwise take nvcc's
+# default: sm_75 alone for CUDA 13) unless the user did, and _collbench_cuda_arch_source to say where the list came from.
+macro(collbench_cuda_architectures)
+  if(DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(_collbench_cuda_arch_source "CMAKE_CUDA_ARCHITECTURES")
+  elseif(DEFINED ENV{CUDAARCHS})
+    set(_collbench_cuda_arch_source "the CUDAARCHS environment variable")
+  elseif(NOT COLLBENCH_CUDA_ARCHITECTURES STREQUAL "")
+    set(CMAKE_CUDA_ARCHITECTURES ${COLLBENCH_CUDA_ARCHITECTURES})
+    set(_collbench_cuda_arch_source "COLLBENCH_CUDA_ARCHITECTURES")
+  else()
+    # nvcc's own list of real architectures (sm_75 ... sm_121 for CUDA 13.0; CUDA 11.8 stops at
+    # sm_90), so the list follows the compiler in use without a table of versions.
+    execute_process(COMMAND ${CMAKE_CUDA_COMPILER} --list-gpu-code OUTPUT_VARIABLE _codes
+                    RESULT_VARIABLE _result ERROR_QUIET)
+    if(NOT _result EQUAL 0)
+      message(FATAL_ERROR "${CMAKE_CUDA_COMPILER} --list-gpu-code failed (nvcc older than 11.0?): "
+                          "name the architectures with -DCOLLBENCH_CUDA_ARCHITECTURES=...")
+    endif()
+    string(REGEX MATCHALL "sm_[0-9]+" _codes "${_codes}")
+    set(_architectures)
+    foreach(_family ${COLLBENCH_CUDA_FAMILIES})
+      if("sm_${_family}" IN_LIST _codes)
+        list(APPEND _architectures ${_family}-real)
+        set(_newest ${_family})
+      endif()
+    endforeach()
+    if(NOT _architectures)
+      message(FATAL_ERROR "${CMAKE_CUDA_COMPILER} builds none of ${COLLBENCH_CUDA_FAMILIES}: name "
+                          "the architectures with -DCOLLBENCH_CUDA_ARCHITECTURES=...")
+    endif()
+    set(CMAKE_CUDA_ARCHITECTURES ${_architectures} ${_newest}-virtual)
+    set(_collbench_cuda_arch_source "derived from nvcc --list-gpu-code; override with COLLBENCH_CUDA_ARCHITECTURES")
+  endif()
+endmacro()
+
+# collbench_cuda_images(ARCHITECTURES SASS_VAR PTX_VAR): the architecture numbers that get SASS and
+# PTX from a CMAKE_CUDA_ARCHITECTURES value, as nvcc will build them (`N` is both, `N-real` SASS,
+# `N-virtual` PTX; `all`, `all-major` and `native` as CMake expands them). OFF leaves the choice to
+# nvcc: both lists are then empty. The architecture test compares the built objects with them.
+function(collbench_cuda_images architectures sass_var ptx_var)
+  if(architectures STREQUAL "all" OR architectures STREQUAL "all-major" OR architectures STREQUAL "native")
+    string(TOUPPER "${architectures}" _which)
+    string(REPLACE "-" "_" _which "${_which}")
+    set(architectures "${CMAKE_CUDA_ARCHITECTURES_${_which}}")
+  elseif(NOT architectures)
+    set(architectures)
+  endif()
+  set(sass)
+  set(ptx)
+  foreach(_entry ${architectures})
+    if(_entry MATCHES "^([0-9]+[af]?)(-real|-virtual)?$")
+      if(NOT CMAKE_MATCH_2 STREQUAL "-virtual")
+        list(APPEND sass ${CMAKE_MATCH_1})
+      endif()
+      if(NOT CMAKE_MATCH_2 STREQUAL "-real")
+        list(APPEND ptx ${CMAKE_MATCH_1})
+      endif()
+    else()
+      message(FATAL_ERROR "CUDA architecture '${_entry}' is not of the form N, N-real or N-virtual")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES sass)
+  list(REMOVE_DUPLICATES ptx)
+  set(${sass_var} "${sass}" PARENT_SCOPE)
+  set(${ptx_var} "${ptx}" PARENT_SCOPE)
+endfunction()
+
 # --- CUDA + NCCL: the GPU backend. The CUDA language is only enabled when nvcc exists, so a
 # laptop without CUDA configures cleanly.
 set(_cuda_found OFF)
@@ -83,12 +166,12 @@ if(NOT DEFINED COLLBENCH_WITH_CUDA OR COLLBENCH_WITH_CUDA)
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    # Explicit architectures: `native` fails on build machines without a GPU. sm_90 SASS for
-    # Hopper plus compute_90 PTX so newer GPUs JIT the kernels.
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual)
-    endif()
+    collbench_cuda_architectures()
     enable_language(CUDA)
+    collbench_cuda_images("${CMAKE_CUDA_ARCHITECTURES}" COLLBENCH_CUDA_SASS COLLBENCH_CUDA_PTX)
+    list(JOIN COLLBENCH_CUDA_SASS " " _sass)
+    list(JOIN COLLBENCH_CUDA_PTX " " _ptx)
+    message(STATUS "CUDA kernels: SASS for ${_sass}, PTX for ${_ptx} (${_collbench_cuda_arch_source})")
     find_package(CUDAToolkit)
     if(CUDAToolkit_FOUND)
       set(_cuda_found ON)

@@ -1,6 +1,8 @@
 // collbench: parse -> run -> one catch. Launched once per rank by mpirun or srun.
 #include <fmt/format.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -23,8 +25,16 @@ namespace {
 void open_outputs(const Options& options, Bootstrap& bootstrap, ReporterList& reporters) {
   std::string error;
   if (bootstrap.rank() == 0) {
-    if (!options.quiet) reporters.add(make_console_reporter(stdout));
+    if (!options.quiet) {
+      reporters.add(make_console_reporter(
+          stdout, ConsoleOptions{options.report_cputime, options.report_timestamps,
+                                 options.min_busbw, options.nccl_tests_min_bw}));
+    }
     try {
+      // -J leaves nothing behind when refused; the JSONL file, opened for appending, would.
+      if (!options.nccl_tests_json.empty()) {
+        reporters.add(make_nccl_tests_json_reporter(options.nccl_tests_json, options));
+      }
       if (!options.jsonl.empty()) reporters.add(make_jsonl_reporter(options.jsonl));
     } catch (const Error& e) {
       error = e.what();
@@ -32,8 +42,47 @@ void open_outputs(const Options& options, Bootstrap& bootstrap, ReporterList& re
   }
   if (bootstrap.allreduce(error.empty() ? 1.0 : 0.0, ScalarOp::kMin) < 0.5) {
     throw Error(ExitCode::kUsage,
-                error.empty() ? "--jsonl: rank 0 could not open the file" : error);
+                error.empty() ? "--jsonl/-J: rank 0 could not open the file" : error);
   }
+}
+
+/// Set by SIGINT and SIGTERM: the run ends after the size in progress, with every row written.
+/// A second signal ends the process at once (a run stuck in the library would not notice).
+std::atomic<bool> stop_requested{false};
+
+void request_stop(int signal) {
+  if (stop_requested.exchange(true)) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+  }
+}
+
+/// The exit code of a run that measured without error: wrong data or a busbw below the asked
+/// minimum fail its checks.
+ExitCode verdict(const Options& options, const RunTotals& totals, int rank) {
+  if (totals.wrong > 0) {
+    if (rank == 0) {
+      std::fprintf(stderr, "collbench: %lld wrong elements; %s\n",
+                   static_cast<long long>(totals.wrong), totals.first_mismatch.c_str());
+    }
+    return ExitCode::kCheckFailed;
+  }
+  const auto meets =
+      busbw_meets(totals.average_busbw(), options.min_busbw, options.nccl_tests_min_bw);
+  if (meets && !*meets) {
+    if (rank == 0) {
+      std::fprintf(stderr,
+                   "collbench: the average busbw %.3f GB/s is below the minimum asked for "
+                   "(--min-busbw %s, NCCL_TESTS_MIN_BW %s with nccl-tests' 10%% allowance)\n",
+                   totals.average_busbw(),
+                   options.min_busbw ? fmt::format("{:g}", *options.min_busbw).c_str() : "unset",
+                   options.nccl_tests_min_bw
+                       ? fmt::format("{:g}", *options.nccl_tests_min_bw).c_str()
+                       : "unset");
+    }
+    return ExitCode::kCheckFailed;
+  }
+  return ExitCode::kOk;
 }
 
 ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
@@ -49,7 +98,20 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
 
   const BackendDescriptor& chosen = chosen_backend(options);
   const BackendArgs args = backend_args(options, chosen, backend_catalog());
-  std::unique_ptr<Backend> backend = make_backend(chosen, options, args, bootstrap);
+
+  // The watchdog exists before the backend and outlives it, so that start-up (the
+  // communicator's first connections) and teardown are bounded by --timeout too. On a hang it
+  // stops the library from waiting, then ends every rank with exit code 3.
+  std::unique_ptr<Backend> backend;
+  std::atomic<Backend*> started{nullptr};
+  Watchdog watchdog(bootstrap, options.timeout_s, [&](const std::string& report) {
+    if (Backend* b = started.load()) b->abort();
+    bootstrap.abort(exit_status(ExitCode::kRuntime), report);
+  });
+  watchdog.arm(fmt::format("start-up of the {} backend", chosen.name), 1);
+  backend = make_backend(chosen, options, args, bootstrap);
+  started = backend.get();
+  watchdog.disarm();
   preflight(options, bootstrap, *backend, tests);
 
   const std::string run_id = broadcast(bootstrap, make_run_id(), 0, "run id");
@@ -58,21 +120,17 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   const RunContext context = build_context(options, args, bootstrap, *backend, run_id);
   if (bootstrap.rank() == 0) reporters.context(context);
 
-  // On a hang: stop the library from waiting, then end every rank with exit code 3.
-  Watchdog watchdog(bootstrap, options.timeout_s, [&](const std::string& report) {
-    backend->abort();
-    bootstrap.abort(exit_status(ExitCode::kRuntime), report);
-  });
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   Runner runner(options, bootstrap, *backend, reporters, &watchdog, run_id);
+  runner.stop_on(stop_requested);
   const RunTotals totals = runner.run(tests);
-  if (totals.wrong > 0) {
-    if (bootstrap.rank() == 0) {
-      std::fprintf(stderr, "collbench: %lld wrong elements; %s\n",
-                   static_cast<long long>(totals.wrong), totals.first_mismatch.c_str());
-    }
-    return ExitCode::kCheckFailed;
-  }
-  return ExitCode::kOk;
+
+  watchdog.arm(fmt::format("teardown of the {} backend", chosen.name), 1);
+  started = nullptr;
+  backend.reset();
+  watchdog.disarm();
+  return verdict(options, totals, bootstrap.rank());
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ ResultRow row(const char* test, std::uint64_t bytes, Placement placement, double
 /// Feeds the fixed run to `reporter`.
 void replay(Reporter& reporter) {
   reporter.context(fixed_context());
-  reporter.section(Section{"all_reduce", true, false, true, false});
+  reporter.section(Section{"all_reduce", true, false, true, false, std::nullopt});
   const double f = 1.5;
   for (auto [bytes, t] :
        {std::pair<std::uint64_t, double>{8, 12.34}, {65536, 456.7}, {1048576, 12345.0}}) {
@@ -68,7 +68,7 @@ void replay(Reporter& reporter) {
     reporter.end_size();
   }
   reporter.note("all_reduce float: 2 B skipped: less than one float element per rank on 4 ranks");
-  reporter.section(Section{"bw", false, false, false, true});
+  reporter.section(Section{"bw", false, false, false, true, std::nullopt});
   for (int pair : {0, 1}) {
     ResultRow r = row("bw", 65536, Placement::kOutOfPlace, 3.5 + pair, 1.0);
     r.op.reset();
@@ -91,7 +91,11 @@ void replay(Reporter& reporter) {
   unsupported.status = RowStatus::kUnsupported;
   unsupported.note = Name("MPI has no half type to reduce");
   reporter.row(unsupported);
-  reporter.finish(RunTotals{0, 9, 1, ""});
+  RunTotals totals;
+  totals.rows = 9;
+  totals.unsupported = 1;
+  totals.busbw_sum = 9 * 12.5;
+  reporter.finish(totals);
 }
 
 std::string read(const std::filesystem::path& p) {

@@ -18,12 +18,12 @@ namespace {
 TEST(CaptureEnvironment, UserLoggingOff) {
   const CaptureEnvironment c = capture_environment({}, "/tmp/cap");
   EXPECT_EQ(c.level, "INFO");
-  EXPECT_EQ(c.subsys, "INIT,NET");
+  EXPECT_EQ(c.subsys, "INIT,NET,ENV");
   EXPECT_EQ(c.file, "/tmp/cap");
   EXPECT_FALSE(c.superset);
   EXPECT_EQ(
       capture_environment({std::string("WARN"), std::string("COLL"), std::nullopt}, "/t").subsys,
-      "INIT,NET");
+      "INIT,NET,ENV");
   EXPECT_EQ(capture_environment({std::string("version"), std::nullopt, std::nullopt}, "/t").level,
             "INFO");
 }
@@ -45,8 +45,10 @@ TEST(CaptureEnvironment, UserInfoKeepsTheirSettings) {
 TEST(CaptureEnvironment, UserSubsystemsWithoutInitGetIt) {
   CaptureEnvironment c =
       capture_environment({std::string("INFO"), std::string("COLL,P2P"), std::nullopt}, "/t");
-  EXPECT_EQ(c.subsys, "COLL,P2P,INIT");
+  EXPECT_EQ(c.subsys, "COLL,P2P,INIT,ENV");  // the output changes anyway: ENV for the settings
   EXPECT_TRUE(c.superset);
+  c = capture_environment({std::string("INFO"), std::string("COLL,ENV"), std::nullopt}, "/t");
+  EXPECT_EQ(c.subsys, "COLL,ENV,INIT");
   c = capture_environment({std::string("INFO"), std::string("^INIT,COLL"), std::nullopt}, "/t");
   EXPECT_EQ(c.subsys, "^COLL");
   EXPECT_TRUE(c.superset);
@@ -55,6 +57,25 @@ TEST(CaptureEnvironment, UserSubsystemsWithoutInitGetIt) {
   c = capture_environment({std::string("INFO"), std::string("^COLL"), std::nullopt}, "/t");
   EXPECT_FALSE(c.subsys.has_value());  // INIT is not excluded: keep the user's value
   EXPECT_FALSE(c.superset);
+}
+
+TEST(CaptureEnvironment, TuningOnRequest) {
+  // Per-call TUNING lines cost time, so only when asked; the user then sees them too.
+  EXPECT_EQ(capture_environment({}, "/t", true).subsys, "INIT,NET,ENV,TUNING");
+  CaptureEnvironment c =
+      capture_environment({std::string("INFO"), std::nullopt, std::nullopt}, "/t", true);
+  EXPECT_EQ(c.subsys, "INIT,BOOTSTRAP,ENV,TUNING");
+  EXPECT_TRUE(c.superset);
+  c = capture_environment({std::string("INFO"), std::string("INIT,TUNING"), std::nullopt}, "/t",
+                          true);
+  EXPECT_FALSE(c.subsys.has_value());
+  EXPECT_FALSE(c.superset);
+  c = capture_environment({std::string("INFO"), std::string("INIT"), std::nullopt}, "/t", true);
+  EXPECT_EQ(c.subsys, "INIT,TUNING,ENV");
+  c = capture_environment({std::string("INFO"), std::string("^TUNING,COLL"), std::nullopt}, "/t",
+                          true);
+  EXPECT_EQ(c.subsys, "^COLL");
+  EXPECT_TRUE(c.superset);
 }
 
 TEST(CaptureEnvironment, PercentInThePathIsEscaped) {
@@ -174,7 +195,7 @@ TEST_F(DebugCaptureTest, SilentUserSeesNothingButFactsAreCaptured) {
   {
     DebugCapture capture("node1", out);
     EXPECT_STREQ(std::getenv("NCCL_DEBUG"), "INFO");
-    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "INIT,NET");
+    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "INIT,NET,ENV");
     const std::string path = capture.path();
     EXPECT_EQ(std::getenv("NCCL_DEBUG_FILE"), path);
     EXPECT_EQ(path.rfind(dir_.string(), 0), 0u) << path;  // in TMPDIR
@@ -236,7 +257,7 @@ TEST_F(DebugCaptureTest, WarnUserGetsWarningsInTheirOwnFile) {
   {
     DebugCapture capture("node1.example.com", out);
     EXPECT_STREQ(std::getenv("NCCL_DEBUG"), "INFO");
-    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "INIT,NET");
+    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "INIT,NET,ENV");
     std::FILE* nccl = open_like_nccl();
     std::fprintf(nccl, "%s\n%s\n\n%s\n", kBanner, kInfo, kWarn);
     std::fclose(nccl);
@@ -253,6 +274,31 @@ TEST_F(DebugCaptureTest, WarnUserGetsWarningsInTheirOwnFile) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), std::string("NCCL version 2.28.3+cuda13.0\n\n") + kWarn + "\n");
+  std::fclose(out);
+}
+
+TEST_F(DebugCaptureTest, SettingsAndTuningLinesAreCollected) {
+  std::FILE* out = std::tmpfile();
+  {
+    DebugCapture capture("node1", out, /*tuning=*/true);
+    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "INIT,NET,ENV,TUNING");
+    std::FILE* nccl = open_like_nccl();
+    std::fprintf(nccl,
+                 "h:1:2 [0] NCCL INFO NET/OFI Adding NCCL_PROTO=simple to environment\n"
+                 "h:1:2 [0] NCCL INFO NCCL_PROTO set by environment to simple\n"
+                 "h:1:1 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE "
+                 "channel{Lo..Hi}={0..7}\n");
+    std::fclose(nccl);
+    capture.poll();
+    ASSERT_NE(capture.settings().find("NCCL_PROTO"), nullptr);
+    EXPECT_EQ(capture.settings().find("NCCL_PROTO")->source, SettingSource::kPlugin);
+    const auto choice = capture.tuning().find({"AllReduce", 1048576});
+    ASSERT_TRUE(choice.has_value());
+    EXPECT_EQ(choice->describe(), "RING/SIMPLE, 8 channels");
+    capture.tuning().clear();
+    EXPECT_TRUE(capture.tuning().choices().empty());
+  }
+  EXPECT_EQ(read(out), "");
   std::fclose(out);
 }
 

@@ -182,6 +182,56 @@ TEST(NcclLog, RankList) {
   EXPECT_EQ(rank_list({}), "");
 }
 
+// --- what NCCL saw of the job ----------------------------------------------------------------
+
+TEST(NcclJobView, TwoNodesOfEightRanks) {
+  const LogFacts f = fixture("ib_2nodes_init_h100.log");
+  EXPECT_EQ(f.nranks, 16);
+  EXPECT_EQ(f.nnodes, 2);
+  EXPECT_EQ(f.local_ranks, 8);
+  EXPECT_EQ(f.mnnvl, 0);
+  EXPECT_FALSE(f.uses_network());  // ring order lines ("Ring 00 : 0 -> 7 -> 6") are not channels
+}
+
+TEST(NcclJobView, OneNode) {
+  const LogFacts f = fixture("one_node_8gpu_init.log");
+  EXPECT_EQ(f.nranks, 8);
+  EXPECT_EQ(f.nnodes, 1);
+  EXPECT_EQ(f.local_ranks, 8);
+}
+
+TEST(NcclJobView, LineWithoutMnnvlAndInitLines) {
+  LogFacts f;
+  // The form before NCCL 2.19 had no MNNVL field.
+  parse_line("h:1:2 [0] NCCL INFO comm 0x5611 rank 0 nRanks 4 nNodes 4 localRanks 1 localRank 0",
+             f);
+  EXPECT_EQ(f.nnodes, 4);
+  EXPECT_EQ(f.local_ranks, 1);
+  EXPECT_EQ(f.mnnvl, -1);
+  // Without the nNodes line, the size still comes from the "Init START" lines.
+  EXPECT_EQ(fixture("ib_gdr_2nodes.log").nranks, 16);
+  EXPECT_EQ(fixture("ib_gdr_2nodes.log").nnodes, -1);
+  EXPECT_EQ(fixture("single_rank.log").nranks, 1);
+  EXPECT_EQ(fixture("socket_emulated_2ranks.log").nranks, 2);
+}
+
+TEST(NcclJobView, SymmetricUnsupportedLine) {
+  LogFacts f;
+  parse_line(
+      "h:1:2 [0] NCCL INFO Symmetric memory is not supported. cuMemEnable 1, ginSupport 0, "
+      "globalNicFused 0",
+      f);
+  EXPECT_EQ(f.symmetric_unsupported, "cuMemEnable 1, ginSupport 0, globalNicFused 0");
+}
+
+TEST(NcclJobView, ContextRecordsNcclsNodeCount) {
+  const LogFacts f = fixture("ib_2nodes_init_h100.log");
+  const auto facts = network_facts(f, {summarize(f, true)});
+  EXPECT_EQ(facts.network.at("nccl_nodes"), "2");
+  EXPECT_EQ(facts.network.at("nccl_local_ranks"), "8");
+  EXPECT_EQ(network_facts(fixture("single_rank.log"), {}).network.count("nccl_nodes"), 0u);
+}
+
 // --- --require-net ---------------------------------------------------------------------------
 
 RankNetwork net(const std::string& name, const std::string& provider = "", bool uses = true) {

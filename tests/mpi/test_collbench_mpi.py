@@ -158,6 +158,97 @@ class Modes(Workdir):
         self.assertTrue(all(r["root"] == 3 and r["wrong"] == 0 for r in rows))
 
 
+class NcclTestsFlags(Workdir):
+    """nccl-tests' flags with nccl-tests' meaning, on the MPI backend."""
+
+    def test_aggregation_misalignment_and_skip(self):
+        p = mpirun(3, ["all_reduce,all_gather,alltoall", "-b", "64", "-e", "64K", "-f", "32", "-m", "3", "-u",
+                       "5", "-n", "6", "-K", "2", "-d", "int32,double", "--backend", "mpi", "--jsonl", self.jsonl])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        records = read_jsonl(self.jsonl)
+        validate(self, records)
+        for r in records[1:]:
+            self.assertEqual(r["wrong"], 0, r)
+            self.assertEqual(r["ops_per_iteration"], 3)
+            self.assertEqual(r["misalign"], 5)
+            self.assertEqual(r["time_us"]["per_iteration"]["n"], 4, "-K 2 of -n 6")
+            self.assertEqual(r["time_us"]["skipped_iterations"], 2)
+            self.assertGreater(r["cpu_time_us"], 0)
+            self.assertGreater(r["timestamp"], 1.6e9)
+
+    def test_blocking_modes_time_operations_or_iterations(self):
+        for mode, samples in (("2", 4 * 2), ("3", 4)):
+            with self.subTest(z=mode):
+                if os.path.exists(self.jsonl):
+                    os.remove(self.jsonl)
+                p = mpirun(2, ["all_reduce", "-b", "1K", "-e", "1K", "-n", "4", "-m", "2", "-z", mode,
+                               "--backend", "mpi", "--jsonl", self.jsonl])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                rows = read_jsonl(self.jsonl)[1:]
+                self.assertTrue(all(r["mode"] == "blocking" and r["wrong"] == 0 for r in rows))
+                self.assertTrue(all(r["time_us"]["per_iteration"]["n"] == samples for r in rows), rows)
+
+    def test_cycles_cputime_and_timestamps_on_the_console(self):
+        p = mpirun(2, ["all_reduce", "-b", "8", "-e", "1K", "-f", "32", "-N", "3", "-C", "1", "-S", "1",
+                       "--backend", "mpi", "--jsonl", self.jsonl])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = read_jsonl(self.jsonl)[1:]
+        self.assertEqual(sorted({r["cycle"] for r in rows}), [0, 1, 2])
+        self.assertIn("# all_reduce (cycle 3)", p.stdout)
+        self.assertIn("cputime", p.stdout)
+        self.assertIn("%Y-%m-%d %H:%M:%S", p.stdout)
+        self.assertRegex(p.stdout, r"\n +8 .* 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d ")
+        self.assertRegex(p.stdout, r"# Avg bus bandwidth    : [0-9.e+-]+ \n")
+        self.assertIn("# Out of bounds values : 0 OK", p.stdout)
+
+    def test_minimum_busbw_fails_the_run_with_exit_1(self):
+        p = mpirun(2, ["all_reduce", "-b", "1K", "-e", "1K", "--min-busbw", "1e9", "--backend", "mpi"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("below the minimum", p.stderr)
+        self.assertRegex(p.stdout, r"# Avg bus bandwidth    : [0-9.e+-]+ FAILED")
+        # nccl-tests' variable, with its 10% allowance: a tiny minimum passes.
+        p = mpirun(2, ["all_reduce", "-b", "1K", "-e", "1K", "--backend", "mpi"],
+                   env={"NCCL_TESTS_MIN_BW": "1e-9"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"# Avg bus bandwidth    : [0-9.e+-]+ OK")
+
+    def test_nccl_tests_json(self):
+        out = os.path.join(self.dir.name, "nccl-tests.json")
+        p = mpirun(2, ["all_reduce,all_gather", "-b", "8", "-e", "4K", "-f", "8", "-n", "5", "-J", out,
+                       "--backend", "mpi"], env={"COLLBENCH_TEST_SECRET_TOKEN": "hunter2"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        # What nccl-tests' JSON version 1 holds, and what its analyze_perf_json.py reads.
+        self.assertEqual(doc["version"], 1)
+        for key in ("start_time", "args", "env", "nccl_version", "config", "results", "out_of_bounds",
+                    "average_bus_bandwidth", "errors", "end_time"):
+            self.assertIn(key, doc)
+        self.assertIn("COLLBENCH_TEST_SECRET_TOKEN=<redacted>", doc["env"])
+        self.assertFalse(any("hunter2" in e for e in doc["env"]))
+        self.assertEqual(doc["config"]["iterations"], 5)
+        self.assertEqual(doc["config"]["aggregated_iterations"], 1)
+        self.assertEqual([d["rank"] for d in doc["config"]["devices"]], [0, 1])
+        self.assertTrue(all("hostname" in d for d in doc["config"]["devices"]))
+        names = {r["experiment_name"] for r in doc["results"]}
+        self.assertEqual(names, {"AllReduce", "AllGather"})
+        for r in doc["results"]:
+            for placement in ("out_of_place", "in_place"):
+                self.assertEqual(set(r[placement]), {"time", "alg_bw", "bus_bw", "nwrong"})
+                self.assertEqual(r[placement]["nwrong"], 0)
+                per_iter = r[placement + "_per_iter"]
+                self.assertEqual(len(per_iter["times_us"]), 5)
+                self.assertEqual(len(per_iter["per_process_max_times_us"]), 2)
+                for key in ("min_us", "max_us", "avg_us", "p50_us", "p95_us", "p99_us", "stdev_us", "cv_pct"):
+                    self.assertGreaterEqual(per_iter[key], 0)
+                # analyze_perf_json.py's consistency rule: times_us is the max over processes.
+                for i, t in enumerate(per_iter["times_us"]):
+                    self.assertAlmostEqual(t, max(row[i] for row in per_iter["per_process_max_times_us"]))
+            self.assertEqual(r["actual_iterations"], 5)
+        self.assertEqual(doc["out_of_bounds"], {"count": 0, "okay": "true"})
+        self.assertEqual(doc["average_bus_bandwidth"]["okay"], "unchecked")
+
+
 class BadInput(Workdir):
     def expect_usage_error(self, np, args, must_mention):
         p = mpirun(np, args + ["--backend", "mpi", "--jsonl", self.jsonl], timeout=120)
@@ -186,6 +277,12 @@ class BadInput(Workdir):
             (2, ["all_reduce", "-d", "half"], ["-d half", "MPI has no half"]),
             (2, ["-G", "5"], ["-G 5", "--backend nccl"]),
             (2, ["--require-net", "IB"], ["--require-net IB", "--backend nccl or ofi"]),
+            (2, ["-z", "4"], ["-z 4", "0, 1, 2 or 3"]),
+            (2, ["-n", "5", "-K", "5"], ["-K 5", "-n 5"]),
+            (2, ["-g", "8"], ["-g 8", "one GPU per process"]),
+            (2, ["-t", "2"], ["-t 2", "one thread per process"]),
+            (2, ["--min-busbw", "0"], ["--min-busbw 0", "GB/s"]),
+            (2, ["-J", "/nonexistent-dir/out.json"], ["-J /nonexistent-dir/out.json"]),
         ]
         for np, args, mention in cases:
             with self.subTest(args=args):
@@ -330,6 +427,25 @@ class Failures(FaultInjection):
     def test_killed_rank_does_not_hang_the_job(self):
         self.assert_killed_rank_ends_the_job(["all_reduce", "-b", "8", "-e", "16M", "-f", "2", "-d", "all", "-o",
                                               "all", "-n", "300", "--backend", "mpi"])
+
+    def test_endless_cycles_end_cleanly_on_a_signal(self):
+        """-N 0 runs until interrupted: a signal ends it after the size in progress, exit 0, with
+        every row written and the footer printed."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(signal=sig):
+                if os.path.exists(self.jsonl):
+                    os.remove(self.jsonl)
+                proc = self.start(2, ["all_reduce", "-b", "8", "-e", "64K", "-f", "4", "-N", "0", "--backend",
+                                      "mpi", "--jsonl", self.jsonl])
+                self.wait_for_rows(proc, 30)
+                self.signal_rank(0, sig)
+                code, out, err = self.finish(proc, 60)
+                self.assertEqual(code, 0, err)
+                self.assertIn("Stopped on request after", out)
+                self.assertIn("# Avg bus bandwidth", out)
+                self.assert_results_intact(30)
+                cycles = {r["cycle"] for r in read_jsonl(self.jsonl)[1:]}
+                self.assertGreaterEqual(len(cycles), 2)
 
 
 if __name__ == "__main__":

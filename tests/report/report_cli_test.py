@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""collbench-report as a person runs it: exit codes 0/1/2/3, messages, --format gbench.
+"""collbench-report as a person runs it: exit codes 0/1/2/3, messages, --format gbench, and
+other tools' output (nccl-tests, OSU) read beside collbench's.
 
 usage: report_cli_test.py COLLBENCH_REPORT FIXTURES SCRATCH
 """
+import collections
+import csv
 import json
 import os
 import shutil
@@ -16,6 +19,34 @@ BIN, FIXTURES, SCRATCH = sys.argv[1:4]
 def run(*args):
     p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60)
     return p.returncode, p.stdout, p.stderr
+
+
+def nccl_tests_rows(path):
+    """(bytes, out-of-place time, in-place time) of an nccl-tests text table."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            words = line.split(":", 1)[-1].split() if line.startswith("[") else line.split()
+            if len(words) == 13 and words[0].isdigit():
+                rows.append((int(words[0]), float(words[5]), float(words[9])))
+    return rows
+
+
+def collbench_line(size, placement, time_us):
+    """A collbench result row (all_reduce, float, 2 ranks on 1 node, NCCL) with its iterations."""
+    algbw = size / time_us / 1e3
+    return json.dumps({
+        "schema": {"name": "collbench-results", "version": 1}, "record": "result",
+        "run_id": "00000000000000c1", "test": "all_reduce", "backend": "nccl", "dtype": "float",
+        "op": "sum", "root": None, "bytes": size, "count": size // 4, "nranks": 2, "nodes": 1,
+        "placement": placement, "mode": "batch", "iterations": 20, "warmup": 5,
+        "graph_launches": 0, "window": None, "pair": None,
+        "time_us": {"reported": time_us, "slowest": time_us, "mean": time_us, "fastest": time_us,
+                    "per_iteration": {"n": 20, "min": time_us * 0.99, "p50": time_us,
+                                      "p99": time_us * 1.02, "max": time_us * 1.03,
+                                      "mean": time_us, "cv": 0.01}},
+        "algbw_gbps": algbw, "busbw_gbps": algbw, "slowest_rank": 0, "slowest_host": "lab",
+        "wrong": 0, "status": "ok"}) + "\n"
 
 
 def scratch(name):
@@ -154,6 +185,76 @@ class Cli(unittest.TestCase):
                         self.assertFalse(errors, f"{name}:{number}: {errors[:1]}")
                         lines += 1
         self.assertGreater(lines, 400)
+
+    def test_other_tools_output_beside_collbench(self):
+        """A campaign directory with collbench results, nccl-tests and OSU logs, collbench's
+        own console log and a manifest: every tool's rows in one report."""
+        d = scratch("mixed")
+        shutil.copytree(os.path.join(FIXTURES, "demo"), os.path.join(d, "demo"))
+        os.makedirs(os.path.join(d, "logs"))
+        imports = os.path.join(FIXTURES, "imports")
+        for name in ("dgx2-v100-old-format.log", "nccl-tests-2.18-tag-output.log",
+                     "all_reduce_perf.json", "osu_latency.txt", "osu_allreduce.txt"):
+            shutil.copy(os.path.join(imports, name), os.path.join(d, "logs", name))
+        with open(os.path.join(d, "demo", "output.log"), "w") as f:
+            f.write("# collbench 0.1.0\n#       size         count      type   redop    root     "
+                    "time   algbw   busbw #wrong     time   algbw   busbw #wrong   oop-p50\n")
+        with open(os.path.join(d, "manifest.jsonl"), "w") as f:
+            f.write(json.dumps({"schema": {"name": "collbench-sweep-manifest", "version": 1}}) + "\n")
+        out = scratch("mixed-report")
+        code, stdout, stderr = run(d, "-o", out)
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("; 0 input problem(s), 5 note(s) on other tools' output", stdout)
+        self.assertIn("logs/osu_latency.txt: imported: read as OSU text output", stderr)
+        self.assertNotIn("no context", stderr)
+        self.assertNotIn("demo/output.log", stderr)
+        with open(os.path.join(out, "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        sources = collections.Counter(r["label_source"] for r in rows)
+        self.assertEqual(sources, {"": 130, "nccl-tests": 186 + 16 + 16, "osu": 21})
+        osu = next(r for r in rows if r["file"] == "mixed/logs/osu_allreduce.txt")
+        self.assertEqual((osu["nranks"], osu["busbw_gbps"], osu["time_mean_us"]), ("", "", "11.92"))
+        with open(os.path.join(out, "index.html")) as f:
+            html = f.read()
+        self.assertIn("not recorded (OSU text output)", html)
+        self.assertIn("? nodes × ? ranks", html)
+        self.assertTrue(os.path.exists(os.path.join(out, "busbw-broadcast.svg")))
+        # --strict: the notes are no problem.
+        code, _, stderr = run(d, "--strict", "-o", scratch("mixed-strict"))
+        self.assertEqual(code, 0, stderr)
+
+    def test_nccl_tests_baseline_against_collbench_candidate(self):
+        """Years-old nccl-tests output as the baseline of a comparison with a verdict."""
+        baseline = os.path.join(FIXTURES, "imports", "nccl-tests-2.18-tag-output.log")
+        table = nccl_tests_rows(baseline)
+        self.assertEqual(len(table), 8)
+        d = scratch("import-compare")
+        slower = os.path.join(d, "slower.jsonl")
+        same = os.path.join(d, "same.jsonl")
+        with open(slower, "w") as s, open(same, "w") as e:
+            for size, oop, ip in table:
+                factor = 1.25 if size >= 16 << 20 else 1.0  # 20% less bandwidth from 16 MiB on
+                s.write(collbench_line(size, "out-of-place", oop * factor))
+                s.write(collbench_line(size, "in-place", ip * factor))
+                e.write(collbench_line(size, "out-of-place", oop))
+                e.write(collbench_line(size, "in-place", ip))
+        code, stdout, stderr = run("--baseline", baseline, "--candidate", slower,
+                                   "-o", os.path.join(d, "cmp"))
+        self.assertEqual(code, 1, stdout + stderr)
+        self.assertIn("REGRESSION: 8 of 16 matched points", stdout)
+        with open(os.path.join(d, "cmp", "compare.csv")) as f:
+            verdicts = collections.Counter(r["verdict"] for r in csv.DictReader(f))
+        self.assertEqual(verdicts, {"regression": 8, "same": 8})
+        code, stdout, stderr = run("--baseline", baseline, "--candidate", same,
+                                   "-o", os.path.join(d, "cmp-same"))
+        self.assertEqual(code, 0, stdout + stderr)
+        self.assertIn("OK: none of 16 matched points", stdout)
+        # nccl-tests' -J JSON of the same run against its text: the same numbers.
+        code, stdout, stderr = run("--baseline", baseline, "--candidate",
+                                   os.path.join(FIXTURES, "imports", "all_reduce_perf.json"),
+                                   "-o", os.path.join(d, "cmp-json"))
+        self.assertEqual(code, 0, stdout + stderr)
+        self.assertIn("OK: none of 16 matched points", stdout)
 
     def test_help_and_version(self):
         code, stdout, _ = run("--help")

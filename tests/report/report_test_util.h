@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "collbench/error.h"
+#include "collbench/report/report.h"
 #include "collbench/result.h"
 
 namespace collbench::report::testing {
@@ -156,12 +158,53 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+/// Whether `set` has a diagnostic of `kind` whose message holds `fragment` (on `line`, unless 0).
+inline bool has(const ResultSet& set, Diagnostic::Kind kind, const std::string& fragment,
+                std::uint64_t line = 0) {
+  for (const auto& d : set.diagnostics) {
+    if (d.kind == kind && d.message.find(fragment) != std::string::npos &&
+        (line == 0 || d.line == line))
+      return true;
+  }
+  return false;
+}
+
+/// Every diagnostic of `set`, one per line, for failure messages.
+inline std::string dump_diagnostics(const ResultSet& set) {
+  std::string s;
+  for (const auto& d : set.diagnostics) s += format_diagnostic(d) + "\n";
+  return s;
+}
+
+/// The exit code `run` ends with (no output printed).
+inline ExitCode run_code(const ReportOptions& o) {
+  try {
+    run(o, nullptr, nullptr);
+    return ExitCode::kOk;
+  } catch (const Error& e) {
+    return e.code();
+  }
+}
+
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
+
+/// Other tools' output kept as fixtures (tests/report/fixtures/imports).
+inline std::filesystem::path imports_dir() {
+  return std::filesystem::path(COLLBENCH_REPORT_FIXTURES) / "imports";
+}
+
+/// The fixture `name` of imports_dir(), read as collbench-report reads a file named to it.
+inline ResultSet read_import(const std::string& name) {
+  return read_results({(imports_dir() / name).string()});
+}
+
+/// The text of the fixture `name` of imports_dir().
+inline std::string import_text(const std::string& name) { return read_file(imports_dir() / name); }
 
 /// Splits text into number tokens and the text between them.
 inline std::vector<std::pair<bool, std::string>> tokenize(const std::string& text) {

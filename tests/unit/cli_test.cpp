@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "backends/catalog.h"
 #include "collbench/error.h"
+#include "collbench/reporter.h"
 #include "collectives/collectives.h"
 
 namespace collbench {
@@ -219,6 +221,48 @@ TEST(Cli, HelpNamesTheBackendsThatTakeEachOption) {
   EXPECT_NE(help.find("--register"), std::string::npos);
   EXPECT_NE(help.find("[--backend nccl or ofi]"), std::string::npos) << help;
   EXPECT_NE(help.find("nccl, mpi, ofi"), std::string::npos) << help;
+}
+
+TEST(Cli, NcclTestsFlagsWithNcclTestsMeaning) {
+  const Options o =
+      parse({"-m", "4", "-N", "0",  "-u", "3",        "-C", "1", "-S", "1", "-M", "1", "-I", "1",
+             "-K", "2", "-T", "12", "-J", "out.json", "-z", "3", "-t", "1", "-g", "1", "-p", "0"})
+          .options;
+  EXPECT_EQ(o.agg_iters, 4);
+  EXPECT_EQ(o.run_cycles, 0) << "0: until interrupted";
+  EXPECT_EQ(o.misalign, 3);
+  EXPECT_TRUE(o.report_cputime);
+  EXPECT_TRUE(o.report_timestamps);
+  EXPECT_TRUE(o.memory_report);
+  EXPECT_EQ(o.per_iter_skip, 2);
+  EXPECT_DOUBLE_EQ(o.timeout_s, 12) << "-T is nccl-tests' --timeout";
+  EXPECT_EQ(o.nccl_tests_json, "out.json");
+  EXPECT_EQ(o.blocking, 3);
+  EXPECT_EQ(measurement_mode(o), MeasureMode::kBlocking);
+}
+
+TEST(Cli, FlagsCollbenchCannotHonourAreRefusedNotIgnored) {
+  EXPECT_NE(usage_error({"-g", "8"}).find("one GPU per process"), std::string::npos);
+  EXPECT_NE(usage_error({"-t", "2"}).find("one thread per process"), std::string::npos);
+  EXPECT_NE(usage_error({"-p", "1"}).find("-p 1"), std::string::npos);
+  EXPECT_NE(usage_error({"-z", "4"}).find("0, 1, 2 or 3"), std::string::npos);
+  EXPECT_NE(usage_error({"-n", "5", "-K", "5"}).find("-K 5"), std::string::npos);
+  EXPECT_NE(usage_error({"-G", "2", "-z", "2"}).find("-z 2"), std::string::npos);
+}
+
+TEST(Cli, MinimumBusbwFromTheFlagAndFromNcclTestsVariable) {
+  EXPECT_DOUBLE_EQ(parse({"--min-busbw", "350.5"}).options.min_busbw.value_or(0), 350.5);
+  EXPECT_NE(usage_error({"--min-busbw", "fast"}).find("GB/s"), std::string::npos);
+  ::setenv("NCCL_TESTS_MIN_BW", "100", 1);
+  EXPECT_DOUBLE_EQ(parse({}).options.nccl_tests_min_bw.value_or(0), 100);
+  ::setenv("NCCL_TESTS_MIN_BW", "-3", 1);
+  EXPECT_NE(usage_error({}).find("NCCL_TESTS_MIN_BW -3"), std::string::npos);
+  ::unsetenv("NCCL_TESTS_MIN_BW");
+  // nccl-tests fails only below 90% of its variable; --min-busbw means what it says.
+  EXPECT_EQ(busbw_meets(95, std::nullopt, 100), true);
+  EXPECT_EQ(busbw_meets(89, std::nullopt, 100), false);
+  EXPECT_EQ(busbw_meets(95, 100, std::nullopt), false);
+  EXPECT_EQ(busbw_meets(95, std::nullopt, std::nullopt), std::nullopt);
 }
 
 TEST(Cli, RootMustBeARankOfTheJob) {

@@ -19,7 +19,7 @@ ResultRow sample_row() {
   r.mode = MeasureMode::kBatch;
   r.iterations = 20;
   r.warmup = 5;
-  r.time_us = RowTimes{12.5, 12.5, 11, 10, Summary{20, 9, 12, 20, 21, 12.6, 0.1}};
+  r.time_us = RowTimes{12.5, 12.5, 11, 10, Summary{20, 9, 12, 20, 21, 12.6, 0.1}, {}};
   r.algbw_gbps = 0.32768;
   r.busbw_gbps = 0.24576;
   r.slowest_rank = 3;

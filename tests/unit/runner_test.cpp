@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "collbench/error.h"
 #include "collbench/preflight.h"
@@ -220,6 +223,85 @@ TEST(Runner, BlockingModeTimesEachOperation) {
     EXPECT_EQ(row.mode, MeasureMode::kBlocking);
     EXPECT_EQ(row.time_us->per_iteration.n, 5u);
   }
+}
+
+TEST(Runner, AggregatedMisalignedIterationsVerifyAndTimePerOperation) {
+  Options o =
+      small_options({"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast"});
+  o.agg_iters = 3;
+  o.misalign = 5;
+  o.dtypes = {DType::kInt32, DType::kHalf, DType::kDouble};
+  o.per_iter_skip = 1;
+  const JobResult r = run_job(3, o);
+  EXPECT_EQ(r.totals.wrong, 0);
+  ASSERT_EQ(r.reporter.rows.size(), expected_rows(o, 3));
+  for (const auto& row : r.reporter.rows) {
+    EXPECT_EQ(row.ops_per_iteration, 3);
+    EXPECT_EQ(row.misalign, 5);
+    EXPECT_EQ(row.time_us->per_iteration.n, 2u) << "-K 1 of -n 3";
+    EXPECT_EQ(row.time_us->skipped_iterations, 1);
+    EXPECT_GT(row.cpu_time_us.value_or(0), 0);
+    EXPECT_GT(row.timestamp.value_or(0), 1.6e9);
+  }
+}
+
+TEST(Runner, BlockingModesTimeOperationsOrIterations) {
+  Options o = small_options({"all_reduce"});
+  o.agg_iters = 2;
+  for (const auto& [mode, samples] : {std::pair{1, 6u}, {2, 6u}, {3, 3u}}) {
+    o.blocking = mode;
+    const JobResult r = run_job(2, o);
+    EXPECT_EQ(r.totals.wrong, 0);
+    for (const auto& row : r.reporter.rows) {
+      EXPECT_EQ(row.mode, MeasureMode::kBlocking);
+      EXPECT_EQ(row.time_us->per_iteration.n, samples) << "-z " << mode;
+    }
+  }
+}
+
+TEST(Runner, CyclesRepeatTheSweepAndEachRowSaysWhichCycle) {
+  Options o = small_options({"all_reduce", "sendrecv"});
+  o.run_cycles = 3;
+  const JobResult r = run_job(2, o);
+  EXPECT_EQ(r.totals.cycles, 3);
+  EXPECT_FALSE(r.totals.interrupted);
+  std::set<int> cycles;
+  for (const auto& row : r.reporter.rows) cycles.insert(row.cycle.value_or(-1));
+  EXPECT_EQ(cycles, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(r.reporter.rows.size(),
+            3 * expected_rows(small_options({"all_reduce", "sendrecv"}), 2));
+}
+
+TEST(Runner, AStopRequestEndsEveryRankAfterTheSizeInProgress) {
+  // Endless cycles; the request reaches one rank only, as a signal may: all stop together.
+  Options o = small_options({"all_reduce"});
+  o.run_cycles = 0;
+  ThreadWorld world(3);
+  std::atomic<bool> request{false};
+  std::atomic<bool> never{false};
+  CollectingReporter collected;
+  std::vector<RunTotals> totals(3);
+  world.run([&](int rank) {
+    auto bootstrap = world.make_bootstrap(rank);
+    auto backend = world.make_backend(rank);
+    CollectingReporter ignored;
+    Reporter& reporter = rank == 0 ? static_cast<Reporter&>(collected) : ignored;
+    Runner runner(o, *bootstrap, *backend, reporter, nullptr, "0123456789abcdef");
+    runner.stop_on(rank == 1 ? request : never);
+    if (rank == 1) {
+      // Ask once a few sizes have been measured.
+      std::thread([&request] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        request = true;
+      }).detach();
+    }
+    totals[static_cast<std::size_t>(rank)] = runner.run(specs_of(o));
+  });
+  for (const auto& t : totals) {
+    EXPECT_TRUE(t.interrupted);
+    EXPECT_EQ(t.cycles, totals.front().cycles);
+  }
+  EXPECT_FALSE(collected.rows.empty());
 }
 
 TEST(Runner, AllPairsReportsEachPair) {

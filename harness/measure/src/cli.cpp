@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -70,6 +72,126 @@ std::string test_names(const std::vector<const CollectiveSpec*>& specs) {
   std::vector<std::string_view> names;
   for (const auto* spec : specs) names.push_back(spec->name);
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+/// A flag whose value is a whole number in a range, stored into Options as given.
+struct IntegerFlag {
+  IntegerFlag(std::string_view flags_in, std::string help_in, long long min_in, long long max_in,
+              std::string_view accepted_in, std::function<void(long long)> store_in)
+      : flags(flags_in),
+        help(std::move(help_in)),
+        min(min_in),
+        max(max_in),
+        accepted(accepted_in),
+        store(std::move(store_in)) {}
+
+  std::string_view flags;  ///< "-n,--iters"
+  std::string help;
+  long long min = 0, max = 0;
+  std::string_view accepted;  ///< what the usage error says is accepted
+  std::function<void(long long)> store;
+  std::string text;  ///< as given; empty when absent
+  std::string spelling() const { return std::string(flags.substr(0, flags.find(','))); }
+};
+
+/// nccl-tests' numeric flags (and collbench's), with nccl-tests' meaning.
+std::vector<IntegerFlag> integer_flags(Options& o) {
+  constexpr long long kMany = 100000000;
+  auto into = [](auto& member) {
+    return [&member](long long v) {
+      member = static_cast<std::remove_reference_t<decltype(member)>>(v);
+    };
+  };
+  auto into_bool = [](bool& member) { return [&member](long long v) { member = v != 0; }; };
+  return {
+      {"-n,--iters", "Timed iterations per size (default 20)", 1, kMany, "at least 1 iteration",
+       into(o.iters)},
+      {"-w,--warmup,--warmup_iters", "Warm-up iterations per size (default 5)", 0, kMany,
+       "0 or more warm-up iterations", into(o.warmup)},
+      {"-c,--check", "Verify results: rounds per size, 0 = off (default 1)", 0, 1000,
+       "0 (off) or the number of verification rounds", into(o.check)},
+      {"-r,--root", "Root rank of broadcast, reduce, scatter and gather (default 0)", 0,
+       std::numeric_limits<int>::max(), "a rank number (0 or more)", into(o.root)},
+      {"-m,--agg_iters", "Operations aggregated in one group per iteration (default 1)", 1, 1 << 20,
+       "1 or more operations", into(o.agg_iters)},
+      {"-N,--run_cycles",
+       "Run the whole sweep this many times, printing every cycle; 0 = until interrupted "
+       "(Ctrl-C ends cleanly after the size in progress) (default 1)",
+       0, kMany, "0 (until interrupted) or the number of cycles", into(o.run_cycles)},
+      {"-z,--blocking",
+       "0 batch; 1 complete each operation, barrier between; 2 complete each, no barrier; 3 "
+       "complete and barrier after each iteration of -m operations (default 0)",
+       0, 3, "0, 1, 2 or 3", into(o.blocking)},
+      {"-a,--average",
+       "Rank aggregate shown: 0 rank 0, 1 mean (nccl-tests' default), 2 fastest, 3 slowest "
+       "(default 3)",
+       0, 3, "0 (rank 0), 1 (mean), 2 (fastest) or 3 (slowest)",
+       [&o](long long v) { o.aggregate = static_cast<RankAggregate>(v); }},
+      {"-G,--cudagraph", "Capture the iterations in a CUDA graph, replay N times", 0, 1000000,
+       "0 (off) or the number of graph launches", into(o.graph_launches)},
+      {"-u,--unalign", "Misalign the buffers by this many elements (default 0)", 0, 1 << 20,
+       "0 or more elements", into(o.misalign)},
+      {"-C,--report_cputime",
+       "1: show the host time to issue each operation (cputime) in the time columns", 0, 1,
+       "0 or 1", into_bool(o.report_cputime)},
+      {"-S,--report_timestamps", "1: end each table line with the time it was measured", 0, 1,
+       "0 or 1", into_bool(o.report_timestamps)},
+      {"-M,--memory", "1: report the memory the buffers and the library use", 0, 1, "0 or 1",
+       into_bool(o.memory_report)},
+      {"-I,--per_iter_timing",
+       "Accepted for nccl-tests scripts: collbench always times every iteration (p50/p99 columns, "
+       "per_iteration in the results)",
+       0, 1, "0 or 1", [](long long) {}},
+      {"-K,--per_iter_skip", "Leave the first N iterations out of the per-iteration statistics", 0,
+       kMany, "0 or more iterations", into(o.per_iter_skip)},
+      {"-t,--nthreads", "Threads per process (nccl-tests); collbench runs one (default 1)", 1, 1,
+       "1: collbench runs one thread per process; launch more processes instead", [](long long) {}},
+      {"-g,--ngpus", "GPUs per thread (nccl-tests); collbench drives one per process (default 1)",
+       1, 1, "1: collbench drives one GPU per process; launch one process per GPU instead",
+       [](long long) {}},
+      {"-p,--parallel_init", "nccl-tests' parallel initialisation of -t threads (default 0)", 0, 0,
+       "0: it applies to -t threads, and collbench runs one thread per process", [](long long) {}},
+      {"--window", "Messages in flight per bw/bibw iteration (default 64)", 1, 1 << 16,
+       "1 to 65536 messages", into(o.window)},
+      {"--seed", "Seed of the verification pattern (default 1)", 0, 0xffffffffLL, "0 to 4294967295",
+       into(o.seed)},
+  };
+}
+
+/// Seconds, 0 or more.
+double parse_seconds(const std::string& flag, const std::string& text) {
+  double value = -1;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(value >= 0) ||
+      !std::isfinite(value)) {
+    throw_usage("{} {}: expected seconds (0 or more; 0 disables the watchdog)", flag, text);
+  }
+  return value;
+}
+
+/// A bandwidth in GB/s, greater than 0.
+double parse_bandwidth(const std::string& flag, const std::string& text) {
+  double value = -1;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(value > 0) ||
+      !std::isfinite(value)) {
+    throw_usage("{} {}: expected a bus bandwidth in GB/s (a number above 0)", flag, text);
+  }
+  return value;
+}
+
+/// Flags that cannot go together.
+void check_combinations(const Options& o) {
+  if (o.graph_launches > 0 && o.blocking > 0) {
+    throw_usage(
+        "-G {} with -z {}: graph mode replays a batch, blocking modes time single operations; "
+        "choose one",
+        o.graph_launches, o.blocking);
+  }
+  if (o.per_iter_skip >= o.iters) {
+    throw_usage("-K {}: it leaves none of the -n {} iterations for the statistics; use -K below -n",
+                o.per_iter_skip, o.iters);
+  }
 }
 
 const BackendDescriptor* find_backend(std::span<const BackendDescriptor* const> backends,
@@ -202,8 +324,7 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   app.get_formatter()->column_width(30);
 
   std::vector<std::string> tests;
-  std::string min_bytes, max_bytes, factor, step, iters, warmup, check, dtypes, ops, root, blocking,
-      average, graph, timeout, window, seed, pairs;
+  std::string min_bytes, max_bytes, factor, step, dtypes, ops, timeout, pairs, min_busbw;
   app.add_option(
       "tests", tests,
       fmt::format("Tests, comma-separated, or 'all' (default all_reduce): {}", test_names(specs)));
@@ -211,20 +332,14 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   app.add_option("-e,--maxbytes", max_bytes, "Largest size (default 32M)");
   app.add_option("-f,--stepfactor", factor, "Multiply the size by this factor (>= 2)");
   app.add_option("-i,--stepbytes", step, "Or add this many bytes per step (default 1M)");
-  app.add_option("-n,--iters", iters, "Timed iterations per size (default 20)");
-  app.add_option("-w,--warmup,--warmup_iters", warmup, "Warm-up iterations per size (default 5)");
-  app.add_option("-c,--check", check, "Verify results: rounds per size, 0 = off (default 1)");
   app.add_option(
       "-d,--datatype", dtypes,
       fmt::format("Element type(s), comma-separated, or 'all': {} (default float)", dtype_names()));
   app.add_option(
       "-o,--op", ops,
       fmt::format("Reduction(s), comma-separated, or 'all': {} (default sum)", op_names()));
-  app.add_option("-r,--root", root, "Root rank of broadcast and reduce (default 0)");
-  app.add_option("-z,--blocking", blocking, "1: complete and time each operation separately");
-  app.add_option("-a,--average", average,
-                 "Rank aggregate shown: 0 rank 0, 1 mean, 2 fastest, 3 slowest (default 3)");
-  app.add_option("-G,--cudagraph", graph, "Capture the iterations in a CUDA graph, replay N times");
+  std::vector<IntegerFlag> integers = integer_flags(o);
+  for (auto& flag : integers) app.add_option(std::string(flag.flags), flag.text, flag.help);
   app.add_option("--backend", o.backend,
                  fmt::format("{} (default: nccl when a GPU is usable, else mpi)",
                              backend_names(backends, ", ")));
@@ -232,13 +347,16 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   std::vector<DeclaredFlag> flags = declared_flags(backends);
   for (auto& flag : flags) app.add_option(std::string(flag.option->flags), flag.value, flag.help);
   app.add_option("--jsonl", o.jsonl, "Append results as JSON Lines to this file");
-  app.add_option("--timeout", timeout,
+  app.add_option("-J,--output_file", o.nccl_tests_json,
+                 "Also write nccl-tests' JSON (-J of nccl-tests 2.19) to this file");
+  app.add_option("-T,--timeout", timeout,
                  "Seconds an operation may take before the run is aborted (exit 3); 0 = never "
                  "(default 300)");
+  app.add_option("--min-busbw", min_busbw,
+                 "Exit 1 when the average busbw (GB/s) of the run falls below this (also "
+                 "NCCL_TESTS_MIN_BW, with nccl-tests' 10% allowance)");
   app.add_option("--pairs", pairs,
                  "Point-to-point pairing: first (0<->1) or all (i<->i+N/2 concurrently)");
-  app.add_option("--window", window, "Messages in flight per bw/bibw iteration (default 64)");
-  app.add_option("--seed", seed, "Seed of the verification pattern (default 1)");
   app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
 
   try {
@@ -285,39 +403,15 @@ ParseResult parse_command_line(int argc, const char* const* argv,
     if (o.step_bytes == 0) throw_usage("-i 0: the step must be at least 1 byte");
   }
 
-  // Counts.
-  if (!iters.empty())
-    o.iters = static_cast<int>(parse_integer("-n", iters, 1, 100000000, "at least 1 iteration"));
-  if (!warmup.empty())
-    o.warmup =
-        static_cast<int>(parse_integer("-w", warmup, 0, 100000000, "0 or more warm-up iterations"));
-  if (!check.empty())
-    o.check = static_cast<int>(
-        parse_integer("-c", check, 0, 1000, "0 (off) or the number of verification rounds"));
-  if (!root.empty())
-    o.root = static_cast<int>(
-        parse_integer("-r", root, 0, std::numeric_limits<int>::max(), "a rank number (0 or more)"));
-  if (!blocking.empty()) o.blocking = parse_integer("-z", blocking, 0, 1, "0 or 1") == 1;
-  if (!average.empty())
-    o.aggregate = static_cast<RankAggregate>(
-        parse_integer("-a", average, 0, 3, "0 (rank 0), 1 (mean), 2 (fastest) or 3 (slowest)"));
-  if (!graph.empty())
-    o.graph_launches = static_cast<int>(
-        parse_integer("-G", graph, 0, 1000000, "0 (off) or the number of graph launches"));
-  if (!window.empty())
-    o.window =
-        static_cast<int>(parse_integer("--window", window, 1, 1 << 16, "1 to 65536 messages"));
-  if (!seed.empty())
-    o.seed = static_cast<std::uint32_t>(
-        parse_integer("--seed", seed, 0, 0xffffffffLL, "0 to 4294967295"));
-  if (!timeout.empty()) {
-    double value = -1;
-    const auto [ptr, ec] = std::from_chars(timeout.data(), timeout.data() + timeout.size(), value);
-    if (ec != std::errc() || ptr != timeout.data() + timeout.size() || !(value >= 0) ||
-        !std::isfinite(value)) {
-      throw_usage("--timeout {}: expected seconds (0 or more; 0 disables the watchdog)", timeout);
-    }
-    o.timeout_s = value;
+  // Counts and switches.
+  for (const auto& flag : integers) {
+    if (!flag.text.empty())
+      flag.store(parse_integer(flag.spelling(), flag.text, flag.min, flag.max, flag.accepted));
+  }
+  if (!timeout.empty()) o.timeout_s = parse_seconds("--timeout", timeout);
+  if (!min_busbw.empty()) o.min_busbw = parse_bandwidth("--min-busbw", min_busbw);
+  if (const char* env = std::getenv("NCCL_TESTS_MIN_BW")) {
+    o.nccl_tests_min_bw = parse_bandwidth("NCCL_TESTS_MIN_BW", env);
   }
   if (!pairs.empty()) {
     if (pairs == "first")
@@ -327,12 +421,7 @@ ParseResult parse_command_line(int argc, const char* const* argv,
     else
       throw_usage("--pairs {}: expected first (rank 0 <-> 1) or all (every i <-> i+N/2)", pairs);
   }
-  if (o.graph_launches > 0 && o.blocking) {
-    throw_usage(
-        "-G {} with -z 1: graph mode replays a batch, blocking mode times single "
-        "operations; choose one",
-        o.graph_launches);
-  }
+  check_combinations(o);
 
   // Types and operators.
   if (!dtypes.empty()) {

@@ -1,8 +1,10 @@
 // The human-readable table: nccl-tests' columns first, in nccl-tests' widths, so existing
 // parsers that split nccl-tests lines keep working; collbench's own columns come after them.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,9 +28,15 @@ struct Peak {
   ResultRow row;
 };
 
+/// nccl-tests' -S format, in local time.
+std::string local_time(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  return fmt::format("{:%Y-%m-%d %H:%M:%S}", fmt::localtime(t));
+}
+
 class ConsoleReporter final : public Reporter {
  public:
-  explicit ConsoleReporter(std::FILE* out) : out_(out) {}
+  ConsoleReporter(std::FILE* out, const ConsoleOptions& options) : out_(out), options_(options) {}
 
   void context(const RunContext& c) override {
     print("# collbench {}\n", c.collbench_version);
@@ -64,22 +72,31 @@ class ConsoleReporter final : public Reporter {
   }
 
   void section(const Section& section) override {
-    print("#\n# {}\n", section.test);
+    if (section.cycle) {
+      print("#\n# {} (cycle {})\n", section.test, *section.cycle + 1);
+    } else {
+      print("#\n# {}\n", section.test);
+    }
+    const std::string_view time = options_.cputime ? "cputime" : "time";
+    // nccl-tests puts -S's column right after its own; collbench's columns follow.
+    const std::string stamp = options_.timestamps ? fmt::format("  {:>19}", "timestamp") : "";
+    const std::string stamp_format =
+        options_.timestamps ? fmt::format("  {:>19}", "%Y-%m-%d %H:%M:%S") : "";
     print(
         "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       "
         "in-place          \n",
         "", "", "", "", "");
     print(
         "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6} {:>6}  {:>7}  {:>6}  {:>6} "
-        "{:>6}  {:>8}  {:>8}  {:>8}  {:>8}  {}\n",
-        "size", "count", "type", "redop", section.point_to_point ? "pair" : "root", "time", "algbw",
-        "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "oop-p50", "oop-p99", "ip-p50",
+        "{:>6}{}  {:>8}  {:>8}  {:>8}  {:>8}  {}\n",
+        "size", "count", "type", "redop", section.point_to_point ? "pair" : "root", time, "algbw",
+        "busbw", "#wrong", time, "algbw", "busbw", "#wrong", stamp, "oop-p50", "oop-p99", "ip-p50",
         "ip-p99", "slowest");
     print(
         "# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  {:>6}  "
-        "{:>5}  {:>8}  {:>8}  {:>8}  {:>8}\n",
+        "{:>5}{}  {:>8}  {:>8}  {:>8}  {:>8}\n",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-        "", "(us)", "(us)", "(us)", "(us)");
+        "", stamp_format, "(us)", "(us)", "(us)", "(us)");
     std::fflush(out_);
   }
 
@@ -130,6 +147,17 @@ class ConsoleReporter final : public Reporter {
             totals.unsupported, totals.unsupported == 1 ? "" : "s");
     }
     print("# Wrong elements: {} {}\n", totals.wrong, totals.wrong == 0 ? "OK" : "FAILED");
+    if (totals.interrupted) {
+      print("# Stopped on request after {} complete cycle{}; every row measured was reported\n",
+            totals.cycles, totals.cycles == 1 ? "" : "s");
+    }
+    // nccl-tests' closing lines, which health checks and log parsers read.
+    print("# {:<20} : {} {}\n", "Out of bounds values", totals.wrong,
+          totals.wrong ? "FAILED" : "OK");
+    const auto verdict =
+        busbw_meets(totals.average_busbw(), options_.min_busbw, options_.nccl_tests_min_bw);
+    print("# {:<20} : {:g} {}\n", "Avg bus bandwidth", totals.average_busbw(),
+          verdict ? (*verdict ? "OK" : "FAILED") : "");
     std::fflush(out_);
   }
 
@@ -139,10 +167,11 @@ class ConsoleReporter final : public Reporter {
     fmt::print(out_, format, std::forward<Args>(args)...);
   }
 
-  static std::string placement_columns(const ResultRow* r) {
+  std::string placement_columns(const ResultRow* r) const {
     if (!r) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", "n/a", "n/a", "n/a", "n/a");
     const std::string wrong = r->wrong ? fmt::format("{}", *r->wrong) : "N/A";
-    return fmt::format("  {:>7}  {:6.2f}  {:6.2f}  {:>5}", format_time_us(r->time()), r->algbw(),
+    const double time = options_.cputime ? r->cpu_time_us.value_or(0) : r->time();
+    return fmt::format("  {:>7}  {:6.2f}  {:6.2f}  {:>5}", format_time_us(time), r->algbw(),
                        r->busbw(), wrong);
   }
 
@@ -163,13 +192,18 @@ class ConsoleReporter final : public Reporter {
     const auto host = [](const ResultRow* r) { return r->slowest_host.value_or(Name()).str(); };
     std::string slowest = host(oop ? oop : ip);
     if (oop && ip && host(ip) != host(oop)) slowest += "/" + host(ip);
-    print("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}{}{}  {}\n", any.bytes, any.count,
+    const ResultRow& last = ip ? *ip : *oop;
+    const std::string stamp = options_.timestamps && last.timestamp
+                                  ? fmt::format("  {:>19}", local_time(*last.timestamp))
+                                  : "";
+    print("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}{}{}{}  {}\n", any.bytes, any.count,
           name(any.dtype), any.op ? name(*any.op) : std::string_view("none"), root,
-          placement_columns(oop), placement_columns(ip), spread_columns(oop), spread_columns(ip),
-          slowest);
+          placement_columns(oop), placement_columns(ip), stamp, spread_columns(oop),
+          spread_columns(ip), slowest);
   }
 
   std::FILE* out_;
+  ConsoleOptions options_;
   RankAggregate aggregate_ = RankAggregate::kSlowest;
   std::vector<ResultRow> pending_;
   std::vector<Peak> peaks_;  // in the order the tests ran
@@ -177,8 +211,17 @@ class ConsoleReporter final : public Reporter {
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_console_reporter(std::FILE* out) {
-  return std::make_unique<ConsoleReporter>(out);
+std::optional<bool> busbw_meets(double average_busbw, std::optional<double> min_busbw,
+                                std::optional<double> nccl_tests_min_bw) {
+  if (!min_busbw && !nccl_tests_min_bw) return std::nullopt;
+  // nccl-tests fails a run only below 90% of NCCL_TESTS_MIN_BW; --min-busbw means what it says.
+  const bool ours = !min_busbw || average_busbw >= *min_busbw;
+  const bool theirs = !nccl_tests_min_bw || average_busbw >= 0.9 * *nccl_tests_min_bw;
+  return ours && theirs;
+}
+
+std::unique_ptr<Reporter> make_console_reporter(std::FILE* out, const ConsoleOptions& options) {
+  return std::make_unique<ConsoleReporter>(out, options);
 }
 
 }  // namespace collbench

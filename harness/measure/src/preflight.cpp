@@ -71,9 +71,12 @@ BufferNeeds buffer_needs(const Options& options, const std::vector<const Collect
     for (DType dtype : options.dtypes) {
       const std::size_t es = size_of(dtype);
       const Layout layout = spec->layout(options.max_bytes / es, nranks);
-      needs.send_bytes = std::max<std::uint64_t>(needs.send_bytes, layout.send_count * es);
+      // -u offsets every buffer by a few elements past its start.
+      const std::uint64_t misalign = static_cast<std::uint64_t>(options.misalign) * es;
+      needs.send_bytes =
+          std::max<std::uint64_t>(needs.send_bytes, misalign + layout.send_count * es);
       const std::size_t recv = spec->has_in_place ? layout.in_place_extent() : layout.recv_count;
-      needs.recv_bytes = std::max<std::uint64_t>(needs.recv_bytes, recv * es);
+      needs.recv_bytes = std::max<std::uint64_t>(needs.recv_bytes, misalign + recv * es);
     }
   }
   return needs;

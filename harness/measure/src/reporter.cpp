@@ -11,6 +11,10 @@ void ReporterList::section(const Section& section) {
 void ReporterList::row(const ResultRow& row) {
   for (auto& r : reporters_) r->row(row);
 }
+void ReporterList::iterations(const ResultRow& row,
+                              const std::vector<std::vector<double>>& per_rank_us) {
+  for (auto& r : reporters_) r->iterations(row, per_rank_us);
+}
 void ReporterList::end_size() {
   for (auto& r : reporters_) r->end_size();
 }

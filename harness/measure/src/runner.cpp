@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <numeric>
 #include <tuple>
 
@@ -17,16 +19,19 @@ namespace {
 
 /// What one rank measured for one (size, placement), sent to rank 0.
 struct RankSample {
-  double batch_s = 0;  ///< per iteration
+  double batch_s = 0;  ///< per operation
+  double cpu_s = 0;    ///< host time to issue one operation (before it completed)
   std::int64_t wrong = 0;
   /// The first mismatch, when wrong > 0.
   std::uint64_t first_index = 0;
   double first_expected = 0;
   double first_got = 0;
+  /// Per timed unit (an operation, or an iteration of -m operations), per operation.
   std::vector<double> iteration_s;
 
   static constexpr auto fields() {
     return std::tuple{Field{"batch_s", &RankSample::batch_s},
+                      Field{"cpu_s", &RankSample::cpu_s},
                       Field{"wrong", &RankSample::wrong},
                       Field{"first_index", &RankSample::first_index},
                       Field{"first_expected", &RankSample::first_expected},
@@ -62,13 +67,18 @@ void run_iterations(const IterationPlan& plan, Backend& backend, int first, int 
                     std::size_t slot_base, Watchdog* watchdog) {
   // The shift position advances with a compare instead of a modulo: this loop is what the
   // headline time measures, so it does as little as possible per operation.
-  std::size_t step = static_cast<std::size_t>(first) % plan.shift_steps;
+  const auto ops = static_cast<std::size_t>(plan.agg);
+  std::size_t step = (static_cast<std::size_t>(first) * ops) % plan.shift_steps;
   for (int i = 0; i < count; ++i) {
-    const std::size_t offset = plan.shift_bytes * step;
-    if (++step == plan.shift_steps) step = 0;
-    plan.spec->issue(IssueContext{backend, plan.send + offset, plan.recv + offset, plan.layout,
-                                  plan.dtype, plan.op, plan.root, plan.rank, plan.nranks, plan.role,
-                                  plan.window, plan.placement});
+    if (ops > 1) backend.group_begin();
+    for (std::size_t a = 0; a < ops; ++a) {
+      const std::size_t offset = plan.shift_bytes * step;
+      if (++step == plan.shift_steps) step = 0;
+      plan.spec->issue(IssueContext{backend, plan.send + offset, plan.recv + offset, plan.layout,
+                                    plan.dtype, plan.op, plan.root, plan.rank, plan.nranks,
+                                    plan.role, plan.window, plan.placement});
+    }
+    if (ops > 1) backend.group_end();
     if (timer) timer->record(slot_base + static_cast<std::size_t>(i) + 1);
     if (watchdog) watchdog->progress();
   }
@@ -93,6 +103,20 @@ struct Runner::Impl {
   std::unique_ptr<Timer> timer;
   RunTotals totals;
   std::uint32_t measurement = 0;  ///< sequence number: seeds each measurement's data
+  int cycle = 0;                  ///< -N: the repetition of the sweep in progress
+  const std::atomic<bool>* stop_request = nullptr;
+  bool stopped = false;  ///< every rank has agreed to stop (Ctrl-C, SIGTERM)
+
+  /// Whether to stop after the size just measured. Collective: a signal may reach some ranks
+  /// only, and every rank must leave the sweep at the same point.
+  bool stopping() {
+    if (stopped) return true;
+    if (!stop_request) return false;
+    arm("checking for a stop request", 1);
+    stopped = boot.allreduce(stop_request->load() ? 1.0 : 0.0, ScalarOp::kMax) > 0.5;
+    disarm();
+    return stopped;
+  }
 
   Impl(const Options& options, Bootstrap& bootstrap, Backend& b, Reporter& r, Watchdog* w,
        std::string id)
@@ -157,22 +181,26 @@ struct Runner::Impl {
     plan.nranks = nranks;
     plan.role = peer_role(o.pairs, rank, nranks);
     plan.window = o.window;
+    plan.agg = o.agg_iters;
+    // -u: every buffer starts this many elements past its allocation's (aligned) start.
+    const std::size_t misalign = static_cast<std::size_t>(o.misalign) * es;
     const std::size_t send_bytes = layout.send_count * es;
     const std::size_t recv_bytes = layout.recv_count * es;
     // Measured layouts hold at least one element, so the shift is never zero.
     plan.shift_bytes = std::max(send_bytes, recv_bytes);
     if (placement == Placement::kOutOfPlace) {
-      plan.send = send_buffer.at(0);
-      plan.recv = recv_buffer.at(0);
-      plan.shift_steps =
-          std::min(send_buffer.bytes() - send_bytes, recv_buffer.bytes() - recv_bytes) /
-              plan.shift_bytes +
-          1;
+      plan.send = send_buffer.at(misalign);
+      plan.recv = recv_buffer.at(misalign);
+      plan.shift_steps = std::min(send_buffer.bytes() - misalign - send_bytes,
+                                  recv_buffer.bytes() - misalign - recv_bytes) /
+                             plan.shift_bytes +
+                         1;
     } else {
-      plan.send = recv_buffer.at(layout.send_inplace_offset * static_cast<std::size_t>(rank) * es);
-      plan.recv = recv_buffer.at(layout.recv_inplace_offset * static_cast<std::size_t>(rank) * es);
+      const std::size_t r = static_cast<std::size_t>(rank);
+      plan.send = recv_buffer.at(misalign + layout.send_inplace_offset * r * es);
+      plan.recv = recv_buffer.at(misalign + layout.recv_inplace_offset * r * es);
       plan.shift_steps =
-          (recv_buffer.bytes() - layout.in_place_extent() * es) / plan.shift_bytes + 1;
+          (recv_buffer.bytes() - misalign - layout.in_place_extent() * es) / plan.shift_bytes + 1;
     }
     return plan;
   }
@@ -180,7 +208,8 @@ struct Runner::Impl {
   /// Poisons the output and writes the input pattern for `key`.
   void prepare_data(const IterationPlan& plan, Placement placement, const PatternKey& key) {
     if (placement == Placement::kInPlace) {
-      device.poison(recv_buffer.data(), plan.dtype, plan.layout.in_place_extent());
+      const std::size_t misalign = static_cast<std::size_t>(o.misalign) * size_of(plan.dtype);
+      device.poison(recv_buffer.at(misalign), plan.dtype, plan.layout.in_place_extent());
     } else {
       device.poison(plan.recv, plan.dtype, plan.layout.recv_count);
     }
@@ -188,74 +217,137 @@ struct Runner::Impl {
     device.synchronize();
   }
 
+  using Clock = std::chrono::steady_clock;
+
+  static double seconds_between(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  }
+
+  /// Drops the first -K samples from the per-iteration statistics.
+  void skip_leading(RankSample& sample) const {
+    const auto skip =
+        std::min<std::size_t>(static_cast<std::size_t>(o.per_iter_skip), sample.iteration_s.size());
+    sample.iteration_s.erase(sample.iteration_s.begin(),
+                             sample.iteration_s.begin() + static_cast<std::ptrdiff_t>(skip));
+  }
+
+  /// nccl-tests' headline: the -n iterations back to back with no record inside (even a clock
+  /// read is a visible share of an 8-byte operation); a second pass of the same iterations, each
+  /// between two records, supplies the distribution.
+  void measure_batch(const IterationPlan& plan, const std::string& what, RankSample& sample,
+                     int ops_per_wait) {
+    Timer& t = *timer;
+    const double ops = static_cast<double>(o.iters) * o.agg_iters;
+    arm(what + ": timed iterations", ops_per_wait);
+    t.record(0);
+    const auto issue_start = Clock::now();
+    run_iterations(plan, backend, 0, o.iters, nullptr, 0, watchdog);
+    sample.cpu_s = seconds_between(issue_start, Clock::now()) / ops;
+    t.record(1);
+    complete();
+    t.synchronize();
+    sample.batch_s = t.seconds(0, 1) / ops;
+    disarm();
+    barrier(what);
+    arm(what + ": per-iteration samples", ops_per_wait);
+    t.record(0);
+    run_iterations(plan, backend, 0, o.iters, &t, 0, watchdog);
+    complete();
+    t.synchronize();
+    for (int i = 0; i < o.iters; ++i) {
+      const auto slot = static_cast<std::size_t>(i);
+      sample.iteration_s.push_back(t.seconds(slot, slot + 1) / o.agg_iters);
+    }
+    skip_leading(sample);
+  }
+
+  /// -z: every timed unit completes before the next starts. -z 1 and 2 time each operation
+  /// (1 with a barrier before each, not timed), -z 3 each iteration of -m operations followed by
+  /// a barrier.
+  void measure_blocking(const IterationPlan& plan, const std::string& what, RankSample& sample) {
+    Timer& t = *timer;
+    const bool per_operation = o.blocking != 3;
+    IterationPlan unit = plan;
+    if (per_operation) unit.agg = 1;
+    const int units = per_operation ? o.iters * o.agg_iters : o.iters;
+    const int ops_per_unit = per_operation ? 1 : o.agg_iters;
+    arm(what + ": timed operations (blocking)", 1);
+    double issue_s = 0;
+    for (int i = 0; i < units; ++i) {
+      if (o.blocking == 1) boot.barrier();  // every operation starts together, untimed
+      const auto slot = static_cast<std::size_t>(2 * i);
+      t.record(slot);
+      const auto issue_start = Clock::now();
+      run_iterations(unit, backend, i, 1, nullptr, 0, nullptr);
+      issue_s += seconds_between(issue_start, Clock::now());
+      t.record(slot + 1);
+      complete();
+      if (o.blocking == 3) boot.barrier();
+    }
+    t.synchronize();
+    for (int i = 0; i < units; ++i) {
+      const auto slot = static_cast<std::size_t>(2 * i);
+      sample.iteration_s.push_back(t.seconds(slot, slot + 1) / ops_per_unit);
+    }
+    const double ops = static_cast<double>(units) * ops_per_unit;
+    sample.batch_s = std::accumulate(sample.iteration_s.begin(), sample.iteration_s.end(), 0.0) *
+                     ops_per_unit / ops;
+    sample.cpu_s = issue_s / ops;
+    skip_leading(sample);
+  }
+
+  /// -G: the iterations captured once, then replayed. The first launch, which uploads the graph
+  /// to the device, is not timed.
+  void measure_graph(const IterationPlan& plan, const std::string& what, RankSample& sample) {
+    Timer& t = *timer;
+    device.begin_capture();
+    run_iterations(plan, backend, 0, o.iters, nullptr, 0, nullptr);
+    device.end_capture();
+    arm(what + ": graph upload", 1);
+    device.launch_graph();
+    complete();
+    disarm();
+    barrier(what);
+    const double ops_per_launch = static_cast<double>(o.iters) * o.agg_iters;
+    arm(what + ": timed graph launches",
+        stream_ordered ? o.graph_launches * o.iters * o.agg_iters : 1);
+    t.record(0);
+    const auto issue_start = Clock::now();
+    for (int l = 0; l < o.graph_launches; ++l) {
+      device.launch_graph();
+      t.record(static_cast<std::size_t>(l) + 1);
+    }
+    const auto launches = static_cast<std::size_t>(o.graph_launches);
+    sample.cpu_s = seconds_between(issue_start, Clock::now()) / (ops_per_launch * launches);
+    complete();
+    t.synchronize();
+    sample.batch_s = t.seconds(0, launches) / (ops_per_launch * launches);
+    for (std::size_t l = 0; l < launches; ++l) {
+      sample.iteration_s.push_back(t.seconds(l, l + 1) / ops_per_launch);
+    }
+    device.destroy_graph();
+    skip_leading(sample);
+  }
+
   RankSample measure(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
                      Placement placement, const std::string& what) {
     RankSample sample;
     IterationPlan plan = plan_for(spec, layout, dtype, op, placement);
-    const int ops_per_batch = stream_ordered ? o.iters : 1;
 
     if (o.check > 0) prepare_data(plan, placement, key_for(spec, dtype, op, 0));
 
-    arm(what + ": warm-up", stream_ordered ? std::max(o.warmup, 1) : 1);
+    arm(what + ": warm-up", stream_ordered ? std::max(o.warmup * o.agg_iters, 1) : 1);
     run_iterations(plan, backend, 0, o.warmup, nullptr, 0, watchdog);
     complete();
     disarm();
     barrier(what);
 
-    Timer& t = *timer;
-    const auto iters = static_cast<std::size_t>(o.iters);
     if (o.graph_launches > 0) {
-      device.begin_capture();
-      run_iterations(plan, backend, 0, o.iters, nullptr, 0, nullptr);
-      device.end_capture();
-      barrier(what);
-      arm(what + ": timed graph launches", stream_ordered ? o.graph_launches * o.iters : 1);
-      t.record(0);
-      for (int l = 0; l < o.graph_launches; ++l) {
-        device.launch_graph();
-        t.record(static_cast<std::size_t>(l) + 1);
-      }
-      complete();
-      t.synchronize();
-      const auto launches = static_cast<std::size_t>(o.graph_launches);
-      sample.batch_s = t.seconds(0, launches) / static_cast<double>(launches * iters);
-      for (std::size_t l = 0; l < launches; ++l) {
-        sample.iteration_s.push_back(t.seconds(l, l + 1) / static_cast<double>(iters));
-      }
-      device.destroy_graph();
-    } else if (o.blocking) {
-      arm(what + ": timed operations (blocking)", 1);
-      for (int i = 0; i < o.iters; ++i) {
-        boot.barrier();  // every operation starts together; the barrier is not timed
-        const auto slot = static_cast<std::size_t>(2 * i);
-        t.record(slot);
-        run_iterations(plan, backend, i, 1, nullptr, 0, nullptr);
-        t.record(slot + 1);
-        complete();
-      }
-      t.synchronize();
-      for (std::size_t i = 0; i < iters; ++i)
-        sample.iteration_s.push_back(t.seconds(2 * i, 2 * i + 1));
-      sample.batch_s = std::accumulate(sample.iteration_s.begin(), sample.iteration_s.end(), 0.0) /
-                       static_cast<double>(iters);
+      measure_graph(plan, what, sample);
+    } else if (o.blocking > 0) {
+      measure_blocking(plan, what, sample);
     } else {
-      // The headline batch runs with no per-operation records, as nccl-tests times it; a second
-      // pass of the same iterations, each between two records, supplies the distribution.
-      arm(what + ": timed iterations", ops_per_batch);
-      t.record(0);
-      run_iterations(plan, backend, 0, o.iters, nullptr, 0, watchdog);
-      t.record(1);
-      complete();
-      t.synchronize();
-      sample.batch_s = t.seconds(0, 1) / static_cast<double>(iters);
-      disarm();
-      barrier(what);
-      arm(what + ": per-iteration samples", ops_per_batch);
-      t.record(0);
-      run_iterations(plan, backend, 0, o.iters, &t, 0, watchdog);
-      complete();
-      t.synchronize();
-      for (std::size_t i = 0; i < iters; ++i) sample.iteration_s.push_back(t.seconds(i, i + 1));
+      measure_batch(plan, what, sample, stream_ordered ? o.iters * o.agg_iters : 1);
     }
     disarm();
 
@@ -266,6 +358,7 @@ struct Runner::Impl {
       IterationPlan single = plan;
       single.window = 1;  // bw/bibw: one message, so the receive buffer is not overwritten
       single.shift_steps = 1;
+      single.agg = 1;
       arm(what + ": verification", 1);
       run_iterations(single, backend, 0, 1, nullptr, 0, watchdog);
       complete();
@@ -299,7 +392,26 @@ struct Runner::Impl {
     row.mode = measurement_mode(o);
     row.iterations = o.iters;
     row.warmup = o.warmup;
+    if (o.run_cycles != 1) row.cycle = cycle;
+    if (o.agg_iters > 1) row.ops_per_iteration = o.agg_iters;
+    if (o.misalign > 0) row.misalign = o.misalign;
     return row;
+  }
+
+  /// The -a aggregate of per-rank values.
+  double aggregate(const std::vector<double>& values) const {
+    switch (o.aggregate) {
+      case RankAggregate::kRank0:
+        return values.front();
+      case RankAggregate::kMean:
+        return std::accumulate(values.begin(), values.end(), 0.0) /
+               static_cast<double>(values.size());
+      case RankAggregate::kFastest:
+        return *std::min_element(values.begin(), values.end());
+      case RankAggregate::kSlowest:
+        return *std::max_element(values.begin(), values.end());
+    }
+    return values.front();
   }
 
   /// Rank 0: one row for the ranks in `group`.
@@ -327,30 +439,26 @@ struct Runner::Impl {
     const int slowest_rank = group[static_cast<std::size_t>(slowest - batch_us.begin())];
     row.slowest_rank = slowest_rank;
     row.slowest_host = hosts[static_cast<std::size_t>(slowest_rank)];
-    switch (o.aggregate) {
-      case RankAggregate::kRank0:
-        times.reported = batch_us.front();
-        break;
-      case RankAggregate::kMean:
-        times.reported = times.mean;
-        break;
-      case RankAggregate::kFastest:
-        times.reported = times.fastest;
-        break;
-      case RankAggregate::kSlowest:
-        times.reported = times.slowest;
-        break;
-    }
+    times.reported = aggregate(batch_us);
+    std::vector<double> cpu_us;
+    for (int r : group) cpu_us.push_back(samples[r].cpu_s * 1e6 / per_transfer);
+    row.cpu_time_us = aggregate(cpu_us);
     // Per iteration, the group's slowest rank: the operation is done when the last rank is.
     const std::size_t n = samples[group.front()].iteration_s.size();
+    std::vector<std::vector<double>> per_rank;
     std::vector<double> per_iteration(n, 0.0);
     for (int r : group) {
+      std::vector<double>& mine = per_rank.emplace_back();
       for (std::size_t i = 0; i < n && i < samples[r].iteration_s.size(); ++i) {
-        per_iteration[i] =
-            std::max(per_iteration[i], samples[r].iteration_s[i] * 1e6 / per_transfer);
+        mine.push_back(samples[r].iteration_s[i] * 1e6 / per_transfer);
+        per_iteration[i] = std::max(per_iteration[i], mine.back());
       }
     }
     times.per_iteration = summarize(per_iteration);
+    if (o.per_iter_skip > 0) times.skipped_iterations = o.per_iter_skip;
+    row.timestamp =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    reporter.iterations(row, per_rank);
 
     const double seconds = times.reported * 1e-6;
     const double bytes = static_cast<double>(spec.alg_bytes(layout, es, nranks));
@@ -403,6 +511,7 @@ struct Runner::Impl {
       if (spec.kind == TestKind::kPointToPoint) row.pair = Pair{group[0], group[1]};
       totals.rows++;
       totals.wrong += row.wrong.value_or(0);
+      totals.busbw_sum += row.busbw();
       reporter.row(row);
     }
   }
@@ -437,6 +546,7 @@ struct Runner::Impl {
         report_size(spec, layout, dtype, op, placement, what, mine);
       }
       if (rank == 0) reporter.end_size();
+      if (stopping()) return;
     }
     if (!skipped.empty() && rank == 0) {
       reporter.note(fmt::format("{} {}: {} skipped: less than one {} element per rank on {} ranks",
@@ -455,6 +565,52 @@ Runner::Runner(const Options& options, Bootstrap& bootstrap, Backend& backend, R
       watchdog_(watchdog),
       run_id_(std::move(run_id)) {}
 
+void Runner::run_test(Impl& impl, const CollectiveSpec& spec,
+                      const std::vector<std::uint64_t>& sizes) {
+  for (DType dtype : options_.dtypes) {
+    const std::vector<ReduceOp> ops =
+        spec.reduces ? options_.ops : std::vector<ReduceOp>{ReduceOp::kSum};
+    for (ReduceOp op : ops) {
+      std::optional<std::string> why;
+      for (Primitive p : spec.primitives) {
+        if (!why) why = backend_.unsupported(p, dtype, op);
+      }
+      if (why) {
+        impl.report_unsupported(spec, dtype, op, *why);
+        continue;
+      }
+      impl.run_combination(spec, dtype, op, sizes);
+      if (impl.stopped) return;
+    }
+  }
+}
+
+/// What a rank's buffers and library take, for -M.
+struct MemoryUse {
+  std::uint64_t buffers = 0;
+  std::optional<std::uint64_t> library;
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"buffers", &MemoryUse::buffers}, Field{"library", &MemoryUse::library}};
+  }
+};
+
+void Runner::report_memory(Impl& impl, const BufferNeeds& needs) {
+  const MemoryUse mine{needs.send_bytes + needs.recv_bytes, backend_.info().library_memory_bytes};
+  const auto all = gather(bootstrap_, mine, 0, "memory use");
+  if (impl.rank != 0) return;
+  MemoryUse most;
+  for (const auto& use : all) {
+    most.buffers = std::max(most.buffers, use.buffers);
+    if (use.library) most.library = std::max(most.library.value_or(0), *use.library);
+  }
+  const std::string kind(name(impl.device.memory_kind()));
+  reporter_.note(fmt::format(
+      "{} memory usage per rank (largest): buffers {} | library {} | total {}", kind,
+      format_bytes(most.buffers), most.library ? format_bytes(*most.library) : "unknown",
+      format_bytes(most.buffers + most.library.value_or(0))));
+}
+
 RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
   Impl impl(options_, bootstrap_, backend_, reporter_, watchdog_, run_id_);
   for (const auto& host : gather_hostnames(bootstrap_)) impl.hosts.emplace_back(host);
@@ -464,33 +620,33 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
   for (const DeviceBuffer* b : {&impl.send_buffer, &impl.recv_buffer}) {
     if (b->data()) backend_.register_buffer(b->data(), b->bytes());
   }
-  const std::size_t slots = static_cast<std::size_t>(
-      std::max({2 * options_.iters, options_.iters + 1, options_.graph_launches + 1}) + 2);
+  // Blocking modes record two slots per operation; the others one per iteration or launch.
+  const std::size_t slots =
+      static_cast<std::size_t>(std::max({2 * options_.iters * options_.agg_iters,
+                                         options_.iters + 1, options_.graph_launches + 1}) +
+                               2);
   impl.timer = impl.device.make_timer(slots);
 
   const auto sizes = size_sequence(options_.min_bytes, options_.max_bytes, options_.step_factor,
                                    options_.step_bytes);
-  for (const auto* spec : tests) {
-    if (impl.rank == 0) {
-      reporter_.section(Section{std::string(spec->name), spec->reduces, spec->rooted,
-                                spec->has_in_place, spec->kind == TestKind::kPointToPoint});
-    }
-    for (DType dtype : options_.dtypes) {
-      const std::vector<ReduceOp> ops =
-          spec->reduces ? options_.ops : std::vector<ReduceOp>{ReduceOp::kSum};
-      for (ReduceOp op : ops) {
-        std::optional<std::string> why;
-        for (Primitive p : spec->primitives) {
-          if (!why) why = backend_.unsupported(p, dtype, op);
-        }
-        if (why) {
-          impl.report_unsupported(*spec, dtype, op, *why);
-          continue;
-        }
-        impl.run_combination(*spec, dtype, op, sizes);
+  impl.stop_request = stop_request_;
+  for (int cycle = 0; options_.run_cycles == 0 || cycle < options_.run_cycles; ++cycle) {
+    impl.cycle = cycle;
+    for (const auto* spec : tests) {
+      if (impl.rank == 0) {
+        Section section{std::string(spec->name), spec->reduces, spec->rooted, spec->has_in_place,
+                        spec->kind == TestKind::kPointToPoint};
+        if (options_.run_cycles != 1) section.cycle = cycle;
+        reporter_.section(section);
       }
+      run_test(impl, *spec, sizes);
+      if (impl.stopped) break;
     }
+    if (impl.stopped) break;
+    impl.totals.cycles = cycle + 1;
   }
+  impl.totals.interrupted = impl.stopped;
+  if (options_.memory_report) report_memory(impl, needs);
   for (const DeviceBuffer* b : {&impl.send_buffer, &impl.recv_buffer}) {
     if (b->data()) backend_.deregister_buffer(b->data());
   }
@@ -500,6 +656,9 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
   impl.arm("end of run: agreeing on the result", 1);
   totals.wrong = static_cast<std::int64_t>(
       bootstrap_.allreduce(static_cast<double>(totals.wrong), ScalarOp::kMax));
+  // The average busbw decides the exit code of --min-busbw on every rank.
+  totals.busbw_sum = bootstrap_.allreduce(totals.busbw_sum, ScalarOp::kMax);
+  totals.rows = static_cast<int>(bootstrap_.allreduce(totals.rows, ScalarOp::kMax));
   impl.disarm();
   if (impl.rank == 0) reporter_.finish(totals);
   return totals;

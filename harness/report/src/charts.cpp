@@ -191,7 +191,7 @@ int style_in(const Layout& layout, const std::vector<int>& series, int index) {
 }
 
 /// Fills `chart`'s panels, legend and size from the series of `view`: `to_point(name, points, i)`
-/// turns point i of a series into a chart point, or nullopt to end that series there.
+/// turns point i of a series into a chart point, or nullopt to leave that point out.
 template <typename ToPoint>
 void fill_panels(Chart& chart, const Model& model, const TestView& view,
                  const ChartOptions& options, ToPoint to_point) {
@@ -205,8 +205,7 @@ void fill_panels(Chart& chart, const Model& model, const TestView& view,
       cs.style = style_in(layout, view.series, index);
       for (std::size_t i = 0; i < s.points.size(); ++i) {
         auto cp = to_point(cs.name, s.points, i);
-        if (!cp) break;
-        cs.points.push_back(std::move(*cp));
+        if (cp) cs.points.push_back(std::move(*cp));
       }
       panel.series.push_back(std::move(cs));
     }
@@ -230,8 +229,10 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
              {},
              true};
   fill_panels(chart, model, view, options,
-              [&](const std::string& name, const std::vector<Point>& points, std::size_t i) {
+              [&](const std::string& name, const std::vector<Point>& points,
+                  std::size_t i) -> std::optional<ChartPoint> {
                 const Point& p = points[i];
+                if (!p.has_busbw) return std::nullopt;  // e.g. OSU's all_reduce: no rank count
                 ChartPoint cp;
                 cp.x = static_cast<double>(p.bytes);
                 cp.y = options.line == LineMetric::kP50 && p.has_spread ? p.busbw_p50 : p.busbw;
@@ -240,7 +241,7 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
                   cp.high = p.busbw_high;
                 }
                 cp.title = point_title(name, p, options.line);
-                return std::optional<ChartPoint>(std::move(cp));
+                return cp;
               });
   return chart;
 }
@@ -286,14 +287,16 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view,
     const Config& c = model.configs[model.series[index].config];
     const std::string family = family_dims.empty() ? std::string("all") : describe(c, family_dims);
     if (!families.count(family)) family_order.push_back(family);
-    families[family].emplace(c.nodes, index);  // the first rank count per node count
+    // The first rank count per node count; configurations whose node count is unknown have no
+    // place on the axis.
+    if (stated(c.nodes)) families[family].emplace(c.nodes, index);
   }
   std::erase_if(family_order, [&](const std::string& f) { return families[f].size() < 2; });
   if (family_order.empty()) return std::nullopt;
 
   auto measured_at = [&](int series, std::uint64_t bytes) -> const Point* {
     for (const auto& p : model.series[series].points) {
-      if (p.bytes == bytes) return &p;
+      if (p.bytes == bytes && p.has_busbw) return &p;
     }
     return nullptr;
   };
@@ -379,10 +382,10 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view,
           cp.low = p->busbw_low;
           cp.high = p->busbw_high;
         }
-        cp.title = point_title(
-            fmt::format("{} · {} node{}", model.configs[model.series[series].config].name, nodes,
-                        nodes == 1 ? "" : "s"),
-            *p, options.line);
+        cp.title =
+            point_title(fmt::format("{} · {}", model.configs[model.series[series].config].name,
+                                    nodes_text(nodes)),
+                        *p, options.line);
         cs.points.push_back(std::move(cp));
       }
       if (!cs.points.empty()) panel.series.push_back(std::move(cs));
@@ -410,22 +413,23 @@ Table figures_table(const Model& model, const TestView& view) {
               "Largest size", "8 B latency (µs)",  "n½", "α (µs)", "β (GB/s)", "β bus (GB/s)",
               "fit error"};
   t.numeric = {false, true, true, true, true, true, true, true, true, true, true, true, true};
-  auto at = [](const std::optional<SeriesFigures::At>& a) {
-    if (!a) return std::string("—");
-    return (a->interpolated ? "≈" : "") + format_sig(a->busbw);
-  };
   for (int index : view.series) {
     const Series& s = model.series[index];
     const auto& f = s.figures;
+    // Without busbw (imported rows that cannot state it) its figures are unknown: "—".
+    auto busbw = [&f](double value) { return f.has_busbw ? format_sig(value) : "—"; };
+    auto at = [&f](const std::optional<SeriesFigures::At>& a) {
+      if (!a || !f.has_busbw) return std::string("—");
+      return (a->interpolated ? "≈" : "") + format_sig(a->busbw);
+    };
     std::vector<std::string> row;
     row.push_back(model.configs[s.config].name);
-    row.push_back(format_sig(f.peak_busbw));
-    row.push_back(format_bytes(f.peak_bytes));
+    row.push_back(busbw(f.peak_busbw));
+    row.push_back(f.has_busbw ? format_bytes(f.peak_bytes) : "—");
     row.push_back(at(f.at_1m));
     row.push_back(at(f.at_64m));
     row.push_back(at(f.at_1g));
-    row.push_back(
-        fmt::format("{} at {}", format_sig(f.largest_busbw), format_bytes(f.largest_bytes)));
+    row.push_back(fmt::format("{} at {}", busbw(f.largest_busbw), format_bytes(f.largest_bytes)));
     row.push_back(f.smallest_bytes == 8 ? format_sig(f.smallest_time_us)
                                         : fmt::format("{} at {}", format_sig(f.smallest_time_us),
                                                       format_bytes(f.smallest_bytes)));
@@ -433,7 +437,7 @@ Table figures_table(const Model& model, const TestView& view) {
     if (f.fit) {
       row.push_back(format_sig(f.fit->alpha_us));
       row.push_back(format_sig(f.fit->beta_gbps));
-      row.push_back(format_sig(f.fit->beta_bus_gbps));
+      row.push_back(busbw(f.fit->beta_bus_gbps));
       row.push_back(fmt::format("{:.1f}%", 100 * f.fit->rms_relative));
     } else {
       row.insert(row.end(), {"—", "—", "—", "—"});

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "collbench/sizes.h"
+#include "internal.h"
 
 namespace collbench::report {
 
@@ -51,8 +52,7 @@ Verdict judge(const Point& base, const Point& cand, double ratio, double thresho
 }
 
 std::string full_name(const Config& c) {
-  return fmt::format("{} · {} node{} × {} ranks", c.backend, c.nodes, c.nodes == 1 ? "" : "s",
-                     c.nranks);
+  return fmt::format("{} · {} × {}", c.backend, nodes_text(c.nodes), ranks_text(c.nranks));
 }
 
 }  // namespace
@@ -241,7 +241,7 @@ std::optional<Chart> ratio_chart(const Comparison& comparison, const Model& base
       cp.flagged = m.verdict == Verdict::kRegression;
       cp.title = fmt::format("{}\n{}: {}× ({})\nbaseline {} GB/s, candidate {} GB/s", cs.name,
                              format_bytes(m.bytes), format_sig(m.ratio), name(m.verdict),
-                             format_sig(m.baseline.busbw), format_sig(m.candidate.busbw));
+                             detail::busbw_text(m.baseline), detail::busbw_text(m.candidate));
       cs.points.push_back(std::move(cp));
     }
     panel.series.push_back(std::move(cs));
@@ -278,6 +278,7 @@ std::optional<Chart> overlay_chart(const Comparison& comparison, const Model& ba
       cs.style = static_cast<int>(i);
       cs.dash = side == 0 ? "7 4" : "solid";
       for (const auto& p : s.points) {
+        if (!p.has_busbw) continue;  // the ratio chart still has it, from the times
         ChartPoint cp;
         cp.x = static_cast<double>(p.bytes);
         cp.y = p.busbw;

@@ -3,8 +3,10 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <deque>
 #include <future>
+#include <limits>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -16,6 +18,7 @@ namespace collbench::report {
 namespace {
 
 constexpr std::size_t kBlockRows = 16384;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool needs_quotes(std::string_view text) {
   // A plain loop: find_first_of() calls memchr once per character, and rows hold millions of
@@ -44,6 +47,22 @@ void append_escaped(fmt::memory_buffer& out, std::string_view text) {
   } else {
     out.append(text);
   }
+}
+
+// A count cell, empty when an imported row does not state it.
+void append_count(fmt::memory_buffer& out, int value) {
+  if (stated(value)) fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), value);
+}
+
+// A number cell, empty when it was not recorded (NaN).
+void append_number(fmt::memory_buffer& out, double value) {
+  if (!std::isnan(value)) fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), value);
+}
+
+// Cells separated by commas, each after a comma: ",a,b,c".
+template <typename Append, typename... Values>
+void append_cells(fmt::memory_buffer& out, Append append, Values... values) {
+  ((out.push_back(','), append(out, values)), ...);
 }
 
 // The label columns: every label any row has, sorted, and each distinct label set's cells
@@ -126,13 +145,31 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
       if (r.root) fmt::format_to(out, FMT_COMPILE("{}"), *r.root);
       buf.push_back(',');
       if (r.pair) fmt::format_to(out, FMT_COMPILE("{}-{}"), r.pair->first, r.pair->second);
-      fmt::format_to(out, FMT_COMPILE(",{},{},{},{},"), r.bytes, r.count, r.nranks, r.nodes);
+      // Imported rows may not state every count or time: those cells stay empty. collbench's
+      // own rows state all of them and take the single formatting call.
+      if (stated(r.nranks) && stated(r.nodes)) {
+        fmt::format_to(out, FMT_COMPILE(",{},{},{},{},"), r.bytes, r.count, r.nranks, r.nodes);
+      } else {
+        fmt::format_to(out, FMT_COMPILE(",{},{}"), r.bytes, r.count);
+        append_cells(buf, append_count, r.nranks, r.nodes);
+        buf.push_back(',');
+      }
       append_escaped(buf, name(r.mode));
-      fmt::format_to(out, FMT_COMPILE(",{},{},{},"), r.iterations, r.warmup, r.graph_launches);
+      if (stated(r.iterations) && stated(r.warmup)) {
+        fmt::format_to(out, FMT_COMPILE(",{},{},{},"), r.iterations, r.warmup, r.graph_launches);
+      } else {
+        append_cells(buf, append_count, r.iterations, r.warmup, r.graph_launches);
+        buf.push_back(',');
+      }
       if (r.window) fmt::format_to(out, FMT_COMPILE("{}"), *r.window);
       if (r.time_us) {
         const RowTimes& t = *r.time_us;
-        fmt::format_to(out, FMT_COMPILE(",{},{},{},{}"), t.reported, t.slowest, t.mean, t.fastest);
+        if (!std::isnan(t.slowest) && !std::isnan(t.mean) && !std::isnan(t.fastest)) {
+          fmt::format_to(out, FMT_COMPILE(",{},{},{},{}"), t.reported, t.slowest, t.mean,
+                         t.fastest);
+        } else {
+          append_cells(buf, append_number, t.reported, t.slowest, t.mean, t.fastest);
+        }
         const Summary& it = t.per_iteration;
         if (it.n > 0) {
           fmt::format_to(out, FMT_COMPILE(",{},{},{},{},{},{},{}"), it.n, it.min, it.p50, it.p99,
@@ -140,7 +177,12 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
         } else {
           buf.append(std::string_view(",,,,,,,"));
         }
-        fmt::format_to(out, FMT_COMPILE(",{},{}"), r.algbw(), r.busbw());
+        if (r.algbw_gbps && r.busbw_gbps) {
+          fmt::format_to(out, FMT_COMPILE(",{},{}"), r.algbw(), r.busbw());
+        } else {
+          append_cells(buf, append_number, r.algbw_gbps.value_or(kNaN),
+                       r.busbw_gbps.value_or(kNaN));
+        }
         const double k = r.busbw() * t.reported;
         if (it.n > 0 && it.p50 > 0 && it.p99 > 0 && it.min > 0) {
           fmt::format_to(out, FMT_COMPILE(",{},{},{}"), k / it.p50, k / it.p99, k / it.min);

@@ -13,14 +13,7 @@
 
 namespace collbench::report::detail {
 
-namespace {
-
-// The identity of a measurement within a run.
-auto key_of(const ReadRow& r) {
-  return std::tie(r.run_id, r.test, r.dtype, r.op, r.placement, r.root, r.pair, r.bytes);
-}
-
-std::uint64_t hash_of(const ReadRow& r) {
+std::uint64_t measurement_hash(const ReadRow& r) {
   std::uint64_t h = 1469598103934665603ull;
   auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull + (h >> 29); };
   mix(r.run_id.identity());
@@ -32,7 +25,15 @@ std::uint64_t hash_of(const ReadRow& r) {
   mix(r.pair ? 1 + static_cast<std::uint64_t>(r.pair->first) : 0);
   mix(r.pair ? static_cast<std::uint64_t>(r.pair->second) : 0);
   mix(r.bytes);
+  mix(r.cycle ? 1 + static_cast<std::uint64_t>(*r.cycle) : 0);
   return h;
+}
+
+namespace {
+
+// The identity of a measurement within a run (each -N cycle measures it again).
+auto key_of(const ReadRow& r) {
+  return std::tie(r.run_id, r.test, r.dtype, r.op, r.placement, r.root, r.pair, r.bytes, r.cycle);
 }
 
 // (later, first) row index pairs of every duplicate, by later row.
@@ -40,7 +41,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> find_duplicates(
     const std::vector<ReadRow>& rows) {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> order(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    order[i] = {hash_of(rows[i]), static_cast<std::uint32_t>(i)};
+    order[i] = {measurement_hash(rows[i]), static_cast<std::uint32_t>(i)};
   }
   std::sort(order.begin(), order.end());
   std::vector<bool> dropped(rows.size(), false);

@@ -27,6 +27,8 @@ std::string_view name(Diagnostic::Kind kind) {
       return "failed status";
     case Diagnostic::Kind::kNoContext:
       return "no context";
+    case Diagnostic::Kind::kImported:
+      return "imported";
   }
   return "?";
 }

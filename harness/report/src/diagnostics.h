@@ -13,8 +13,7 @@
 
 namespace collbench::report::detail {
 
-inline constexpr std::size_t kKindCount =
-    static_cast<std::size_t>(Diagnostic::Kind::kNoContext) + 1;
+inline constexpr std::size_t kKindCount = static_cast<std::size_t>(Diagnostic::Kind::kImported) + 1;
 
 /// What one line turned out to be.
 struct LineOutcome {
@@ -40,6 +39,8 @@ class FileDiagnostics {
   void add(Diagnostic::Kind kind, std::uint64_t line, std::string message);
   /// Counts the line `line` by what it was, and adds its problem when it has one.
   void count(const LineOutcome& outcome, std::uint64_t line, bool unterminated);
+  /// Counts a row read from another tool's output: the file holds results, it is not foreign.
+  void count_record() { ++records_; }
   /// Moves the file's problems into `set`.
   void finish(ResultSet& set);
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "context_reader.h"
+#include "input_format.h"
 
 namespace collbench::report::detail {
 
@@ -15,22 +16,21 @@ FileReader::FileReader(ResultSet& set) : set_(set) {
 }
 
 void FileReader::read_file(const InputFile& input) {
-  FileDiagnostics file = start_file(input);
   std::FILE* f = std::fopen(input.path.c_str(), "rb");
   if (!f) {
+    const int error = errno;
+    FileDiagnostics file = start_file(input);
     file.add(Diagnostic::Kind::kUnreadable, 0,
-             fmt::format("cannot open ({}); skipped", std::strerror(errno)));
+             fmt::format("cannot open ({}); skipped", std::strerror(error)));
     file.finish(set_);
     return;
   }
-  const auto result = lines_.read(f, [&](const Line& line) { read_line(file, line); });
+  read_input(input, [&](const LineVisitor& visit) { return lines_.read(f, visit); });
   std::fclose(f);
-  finish_file(file, result);
 }
 
 void FileReader::read_text(std::string_view text, const InputFile& input) {
-  FileDiagnostics file = start_file(input);
-  finish_file(file, lines_.read(text, [&](const Line& line) { read_line(file, line); }));
+  read_input(input, [&](const LineVisitor& visit) { return lines_.read(text, visit); });
 }
 
 FileDiagnostics FileReader::start_file(const InputFile& input) {
@@ -40,7 +40,17 @@ FileDiagnostics FileReader::start_file(const InputFile& input) {
   return FileDiagnostics(index, input.display);
 }
 
-void FileReader::finish_file(FileDiagnostics& file, const LineReader::Result& result) {
+template <typename ReadLines>
+void FileReader::read_input(const InputFile& input, ReadLines read) {
+  FileDiagnostics file = start_file(input);
+  LineReader::Result result;
+  if (input.format == InputFormat::kCollbench) {
+    result = read([&](const Line& line) { read_line(file, line); });
+  } else {
+    const auto importer = make_importer(input, set_, file);
+    result = read([&](const Line& line) { importer->read_line(line); });
+    importer->finish();
+  }
   set_.lines_read += result.lines;
   if (result.error != 0) {
     file.add(Diagnostic::Kind::kUnreadable, result.lines + 1,

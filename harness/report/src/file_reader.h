@@ -1,5 +1,5 @@
 // Reading input files into a ResultSet, line by line: result rows, context records and every
-// problem, by file and line.
+// problem, by file and line. Other tools' output goes through the importer of its format.
 #pragma once
 
 #include <string_view>
@@ -23,7 +23,9 @@ class FileReader {
 
  private:
   FileDiagnostics start_file(const InputFile& input);
-  void finish_file(FileDiagnostics& file, const LineReader::Result& result);
+  /// Reads the file `input` through `read`, which hands each of its lines to a visitor.
+  template <typename ReadLines>
+  void read_input(const InputFile& input, ReadLines read);
   void read_line(FileDiagnostics& file, const Line& line);
 
   ResultSet& set_;

@@ -48,6 +48,14 @@ std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) 
         continue;
       }
       const RunContext& c = it->second.context;
+      if (it->second.format != InputFormat::kCollbench) {
+        // Another tool's output: what it states is shown, the rest said to be unknown.
+        const std::string unknown = fmt::format("not recorded ({})", describe(it->second.format));
+        if (c.hosts.empty()) hosts.add(unknown);
+        if (it->second.devices.empty()) devices.add(unknown);
+        versions.add(fmt::format("none: {}", describe(it->second.format)));
+        network.add(unknown);
+      }
       for (const auto& h : c.hosts) {
         hosts.add(h.name);
         instances.add(h.instance_type);
@@ -96,7 +104,8 @@ std::vector<EnvDifference> env_differences(const ResultSet& set, const Model& mo
   for (std::size_t ci = 0; ci < model.configs.size(); ++ci) {
     for (const auto& run : model.configs[ci].run_ids) {
       const auto it = set.contexts.find(run);
-      if (it == set.contexts.end()) continue;
+      // Another tool's output records no environment: it cannot tell configurations apart.
+      if (it == set.contexts.end() || it->second.format != InputFormat::kCollbench) continue;
       has_context[ci] = true;
       for (const auto& [k, v] : it->second.context.env) {
         if (k.starts_with("SLURM_")) continue;

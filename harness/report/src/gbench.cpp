@@ -51,23 +51,24 @@ void write_gbench_json(const ResultSet& set, const Model& model, const Sink& sin
                       s.placement, p.bytes, suffix);
       for (std::size_t ri = 0; ri < p.rows.size(); ++ri) {
         const ReadRow& r = set.rows[p.rows[ri]];
-        const nlohmann::json entry{{"name", bench_name},
-                                   {"family_index", si},
-                                   {"per_family_instance_index", pi},
-                                   {"run_name", bench_name},
-                                   {"run_type", "iteration"},
-                                   {"repetitions", p.rows.size()},
-                                   {"repetition_index", ri},
-                                   {"threads", 1},
-                                   {"iterations", r.iterations},
-                                   {"real_time", r.time()},
-                                   {"cpu_time", r.time()},
-                                   {"time_unit", "us"},
-                                   {"bytes", p.bytes},
-                                   {"bytes_per_second", r.algbw() * 1e9},
-                                   {"algbw_GBps", r.algbw()},
-                                   {"busbw_GBps", r.busbw()},
-                                   {"label", c.name}};
+        const nlohmann::json entry{
+            {"name", bench_name},
+            {"family_index", si},
+            {"per_family_instance_index", pi},
+            {"run_name", bench_name},
+            {"run_type", "iteration"},
+            {"repetitions", p.rows.size()},
+            {"repetition_index", ri},
+            {"threads", 1},
+            {"iterations", stated(r.iterations) ? nlohmann::json(r.iterations) : nlohmann::json()},
+            {"real_time", r.time()},
+            {"cpu_time", r.time()},
+            {"time_unit", "us"},
+            {"bytes", p.bytes},
+            {"bytes_per_second", r.algbw() * 1e9},
+            {"algbw_GBps", r.algbw()},
+            {"busbw_GBps", r.busbw_gbps ? nlohmann::json(*r.busbw_gbps) : nlohmann::json()},
+            {"label", c.name}};
         buf += first ? "\n    " : ",\n    ";
         first = false;
         buf += entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

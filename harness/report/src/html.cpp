@@ -194,7 +194,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
           std::set<int> counts;
           for (const auto& c : model.configs) counts.insert(c.nodes);
           std::string out;
-          for (int n : counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
+          for (int n : counts) out += (out.empty() ? "" : ", ") + count_text(n);
           return out;
         }());
   }

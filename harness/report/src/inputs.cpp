@@ -1,10 +1,14 @@
 // The result files an invocation reads: every *.jsonl below the directories given (leaving out
-// collbench-sweep's manifests) and the files named, each once, in a stable order.
+// collbench-sweep's manifests), the other tools' output among the *.txt, *.log, *.out and *.json
+// there, and the files named, each once, in a stable order.
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -25,6 +29,24 @@ bool is_sweep_manifest(const fs::path& path) {
   return first.find("\"collbench-sweep-manifest\"") != std::string::npos;
 }
 
+// The extensions other tools' output is usually saved under. Only these are opened to look for
+// it below a directory: a campaign also holds logs and much else that is neither.
+bool may_hold_other_output(const fs::path& path) {
+  static constexpr std::array<std::string_view, 4> kExtensions{".txt", ".log", ".out", ".json"};
+  const std::string ext = path.extension().string();
+  return std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end();
+}
+
+// The format of the file at `path`, from its first kSniffBytes bytes.
+InputFormat sniff_file(const fs::path& path) {
+  std::string head(kSniffBytes, '\0');
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return InputFormat::kCollbench;  // the reader reports why it cannot be opened
+  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::fclose(f);
+  return sniff_format(head);
+}
+
 }  // namespace
 
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
@@ -36,8 +58,8 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
     const auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) {
       throw_usage(
-          "{}: no such file or directory; give a results directory (e.g. results/<campaign>) "
-          "or a .jsonl file",
+          "{}: no such file or directory; give a results directory (e.g. results/<campaign>), "
+          "a .jsonl file or another tool's output",
           input);
     }
     std::vector<InputFile> found;
@@ -53,19 +75,28 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       for (auto it = fs::recursive_directory_iterator(
                path, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (!it->is_regular_file(ec) || it->path().extension() != ".jsonl") continue;
-        // A campaign directory also holds collbench-sweep's manifest: known, not results, and
-        // not a problem worth reporting. (Named explicitly, it is diagnosed like any file.)
-        if (is_sweep_manifest(it->path())) continue;
+        if (!it->is_regular_file(ec)) continue;
+        InputFormat format = InputFormat::kCollbench;
+        if (it->path().extension() == ".jsonl") {
+          // A campaign directory also holds collbench-sweep's manifest: known, not results, and
+          // not a problem worth reporting. (Named explicitly, it is diagnosed like any file.)
+          if (is_sweep_manifest(it->path())) continue;
+        } else if (may_hold_other_output(it->path())) {
+          // Taken when another tool's output is recognised, else left alone silently.
+          format = sniff_file(it->path());
+          if (format == InputFormat::kCollbench) continue;
+        } else {
+          continue;
+        }
         const auto below = fs::relative(it->path(), path, ec).generic_string();
         found.push_back({it->path().string(), prefix.empty() ? below : prefix + "/" + below,
-                         it->path().stem().string()});
+                         it->path().stem().string(), format});
       }
       if (ec) throw_usage("{}: cannot list the directory ({})", input, ec.message());
       std::sort(found.begin(), found.end(),
                 [](const InputFile& a, const InputFile& b) { return a.display < b.display; });
     } else {
-      found.push_back({input, path.filename().string(), path.stem().string()});
+      found.push_back({input, path.filename().string(), path.stem().string(), sniff_file(path)});
     }
     for (auto& f : found) {
       const auto canonical = fs::weakly_canonical(f.path, ec).string();

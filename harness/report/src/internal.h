@@ -20,6 +20,8 @@ std::string constant_dims(const Model& model);
 std::string sizes_text(const std::vector<std::uint64_t>& sizes);
 /// Number of runs over all configurations.
 std::size_t run_count(const Model& model);
+/// A point's busbw as shown: "—" when it is not known (see Point::has_busbw).
+std::string busbw_text(const Point& p);
 
 Table problems_table(const ResultSet& set, std::size_t limit);
 Table problem_counts_table(const ResultSet& set);

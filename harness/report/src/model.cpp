@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -27,6 +28,14 @@ std::string_view name(Dim dim) {
   return "?";
 }
 
+std::string count_text(int value) { return stated(value) ? std::to_string(value) : "?"; }
+
+std::string nodes_text(int nodes) {
+  return fmt::format("{} node{}", count_text(nodes), nodes == 1 ? "" : "s");
+}
+
+std::string ranks_text(int nranks) { return fmt::format("{} ranks", count_text(nranks)); }
+
 std::string Config::value(Dim dim) const {
   switch (dim) {
     case Dim::kVariant:
@@ -36,9 +45,9 @@ std::string Config::value(Dim dim) const {
     case Dim::kBackend:
       return backend;
     case Dim::kNodes:
-      return std::to_string(nodes);
+      return count_text(nodes);
     case Dim::kRanks:
-      return std::to_string(nranks);
+      return count_text(nranks);
     case Dim::kMode:
       return mode;
   }
@@ -109,6 +118,8 @@ std::optional<SeriesFigures::Fit> fit_latency_bandwidth(const std::vector<std::u
 SeriesFigures compute_figures(const std::vector<Point>& points) {
   SeriesFigures f;
   if (points.empty()) return f;
+  f.has_busbw =
+      std::any_of(points.begin(), points.end(), [](const Point& p) { return p.has_busbw; });
   for (const auto& p : points) {
     if (p.busbw > f.peak_busbw) {
       f.peak_busbw = p.busbw;
@@ -159,7 +170,9 @@ SeriesFigures compute_figures(const std::vector<Point>& points) {
     times.push_back(p.time_us);
   }
   f.fit = fit_latency_bandwidth(bytes, times);
-  if (f.fit) {
+  if (f.fit && !f.has_busbw) {
+    f.fit->beta_bus_gbps = std::numeric_limits<double>::quiet_NaN();  // no bus factor known
+  } else if (f.fit) {
     // busbw/algbw is the test's bus factor (constant for a series); take it from the largest
     // size where both are non-zero.
     double factor = 1;
@@ -192,10 +205,10 @@ std::string describe(const Config& c, const std::vector<Dim>& varying) {
   for (Dim d : varying) {
     switch (d) {
       case Dim::kNodes:
-        parts.push_back(fmt::format("{} node{}", c.nodes, c.nodes == 1 ? "" : "s"));
+        parts.push_back(nodes_text(c.nodes));
         break;
       case Dim::kRanks:
-        if (!nodes) parts.push_back(fmt::format("{} ranks", c.nranks));
+        if (!nodes) parts.push_back(ranks_text(c.nranks));
         break;
       default:
         parts.push_back(c.value(d).empty() ? "(none)" : c.value(d));
@@ -204,13 +217,12 @@ std::string describe(const Config& c, const std::vector<Dim>& varying) {
   if (nodes && ranks) {
     // "2 nodes × 16 ranks" reads better than two separate items.
     for (auto& p : parts) {
-      if (p.find(" node") != std::string::npos) p += fmt::format(" × {} ranks", c.nranks);
+      if (p.find(" node") != std::string::npos) p += " × " + ranks_text(c.nranks);
     }
   }
   if (parts.empty()) {
     parts.push_back(c.backend);
-    parts.push_back(
-        fmt::format("{} node{} × {} ranks", c.nodes, c.nodes == 1 ? "" : "s", c.nranks));
+    parts.push_back(nodes_text(c.nodes) + " × " + ranks_text(c.nranks));
     if (!c.variant.empty()) parts.push_back(c.variant);
   }
   std::string name;
@@ -235,7 +247,7 @@ Point merge_rows(const std::vector<const ReadRow*>& rows) {
   double tmin = 0, tp99 = 0, bw_low = 0, bw_high = 0;
   bool first_spread = true;
   for (const ReadRow* r : rows) {
-    busbw.push_back(r->busbw());
+    if (r->busbw_gbps) busbw.push_back(*r->busbw_gbps);
     algbw.push_back(r->algbw());
     time.push_back(r->time());
     if (!r->time_us) continue;
@@ -258,6 +270,7 @@ Point merge_rows(const std::vector<const ReadRow*>& rows) {
       bw_high = std::max(bw_high, k / it.min);
     }
   }
+  p.has_busbw = !busbw.empty();
   p.busbw = median(busbw);
   p.algbw = median(algbw);
   p.time_us = median(time);

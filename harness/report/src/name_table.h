@@ -14,15 +14,16 @@
 
 namespace collbench::report::detail {
 
-/// A name of at most kMaxPackedName bytes as two integers (its first and last 8 bytes) and its
-/// length: comparing names is comparing three words.
+/// A name of at most kMaxPackedName bytes as three integers (its first 8 bytes, the 8 after them
+/// when it is longer than 16, and its last 8) and its length: comparing names is comparing four
+/// words.
 struct PackedName {
-  std::uint64_t head = 0, tail = 0;
+  std::uint64_t head = 0, middle = 0, tail = 0;
   std::size_t size = 0;
   constexpr bool operator==(const PackedName&) const = default;
 };
 
-inline constexpr std::size_t kMaxPackedName = 16;
+inline constexpr std::size_t kMaxPackedName = 24;
 
 constexpr std::uint64_t pack8(std::string_view s, std::size_t offset) {
   std::uint64_t v = 0;
@@ -33,7 +34,8 @@ constexpr std::uint64_t pack8(std::string_view s, std::size_t offset) {
 }
 
 constexpr PackedName pack(std::string_view s) {
-  return {pack8(s, 0), s.size() > 8 ? pack8(s, s.size() - 8) : 0, s.size()};
+  return {pack8(s, 0), s.size() > 16 ? pack8(s, 8) : 0, s.size() > 8 ? pack8(s, s.size() - 8) : 0,
+          s.size()};
 }
 
 /// pack() at run time: two unaligned loads instead of a byte loop.
@@ -43,6 +45,7 @@ inline PackedName pack_runtime(std::string_view s) {
   n.size = s.size();
   if (s.size() >= 8) {
     std::memcpy(&n.head, s.data(), 8);
+    if (s.size() > 16) std::memcpy(&n.middle, s.data() + 8, 8);
     if (s.size() > 8) std::memcpy(&n.tail, s.data() + s.size() - 8, 8);
   } else {
     std::memcpy(&n.head, s.data(), s.size());
@@ -60,7 +63,7 @@ class NameTable {
   consteval explicit NameTable(const std::array<std::string_view, N>& names) {
     for (std::size_t i = 0; i < N; ++i) {
       if (names[i].empty() || names[i].size() > kMaxPackedName) {
-        throw std::logic_error("a field name must have 1 to 16 bytes");
+        throw std::logic_error("a field name must have 1 to 24 bytes");
       }
       for (std::size_t j = 0; j < i; ++j) {
         if (names[i] == names[j]) throw std::logic_error("field names must be distinct");
@@ -87,12 +90,13 @@ class NameTable {
   static constexpr std::uint64_t kMaxTries = 100000;
 
   struct Slot {
-    PackedName name{0, 0, ~std::size_t{0}};  // no key has this size: empty slots never match
+    PackedName name{0, 0, 0, ~std::size_t{0}};  // no key has this size: empty slots never match
     std::size_t index = N;
   };
 
   static constexpr std::size_t slot_of(const PackedName& name, std::uint64_t multiplier) {
-    const std::uint64_t mixed = name.head ^ (name.tail * 0xC2B2AE3D27D4EB4Full) ^ name.size;
+    const std::uint64_t mixed = name.head ^ (name.tail * 0xC2B2AE3D27D4EB4Full) ^
+                                (name.middle * 0x165667B19E3779F9ull) ^ name.size;
     return static_cast<std::size_t>((mixed * multiplier) >> (64 - kBits));
   }
 

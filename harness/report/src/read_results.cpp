@@ -152,7 +152,8 @@ ResultSet read_results_texts(const std::vector<InputText>& texts) {
   ResultSet set;
   detail::FileReader reader(set);
   for (const auto& t : texts) {
-    reader.read_text(t.text, {t.name, t.name, fs::path(t.name).stem().string()});
+    reader.read_text(t.text,
+                     {t.name, t.name, fs::path(t.name).stem().string(), sniff_format(t.text)});
   }
   finish(set);
   return set;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -79,7 +80,10 @@ std::uint64_t problems_other_than_status(const ResultSet& set) {
   std::uint64_t n = 0;
   for (std::size_t k = 0; k < set.diagnostic_counts.size(); ++k) {
     const auto kind = static_cast<Diagnostic::Kind>(k);
-    if (kind != Diagnostic::Kind::kFailedStatus) n += set.diagnostic_counts[k];
+    // Failed rows are results, and an "imported" note says what a file gave: neither is a fault.
+    if (kind != Diagnostic::Kind::kFailedStatus && kind != Diagnostic::Kind::kImported) {
+      n += set.diagnostic_counts[k];
+    }
   }
   return n;
 }
@@ -99,7 +103,8 @@ ResultSet read_checked(const std::vector<std::string>& inputs, std::string_view 
       options.format == OutputFormat::kHtml ? "the report's Input problems" : "the above");
   if (set.files.empty()) {
     throw_usage(
-        "{}{}: no results files (*.jsonl) found; run collbench with --jsonl FILE or point at "
+        "{}{}: no results files found (collbench's *.jsonl, or nccl-tests or OSU output in "
+        "*.txt, *.log, *.out, *.json); run collbench with --jsonl FILE or point at "
         "results/<campaign>",
         what, inputs_text(inputs));
   }
@@ -179,9 +184,12 @@ std::string comparison_csv(const Comparison& c) {
     auto spread = [](const Point& p, double v) {
       return p.has_spread ? fmt::format("{}", v) : std::string();
     };
+    auto busbw = [](const Point& p) {
+      return p.has_busbw ? fmt::format("{}", p.busbw) : std::string();
+    };
     fmt::format_to(it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.test,
-                   cell(m.config), m.dtype, m.op, m.placement, m.bytes, m.baseline.busbw,
-                   m.candidate.busbw, m.ratio, m.baseline.time_us, m.candidate.time_us,
+                   cell(m.config), m.dtype, m.op, m.placement, m.bytes, busbw(m.baseline),
+                   busbw(m.candidate), m.ratio, m.baseline.time_us, m.candidate.time_us,
                    spread(m.baseline, m.baseline.time_p50), spread(m.baseline, m.baseline.time_min),
                    spread(m.candidate, m.candidate.time_p50),
                    spread(m.candidate, m.candidate.time_min), name(m.verdict));
@@ -259,7 +267,7 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
         fmt::print(out,
                    "  regression: {} {} {} {}: ratio {} (baseline {} GB/s, candidate {} GB/s)\n",
                    m.test, m.config, m.dtype, format_bytes(m.bytes), format_sig(m.ratio),
-                   format_sig(m.baseline.busbw), format_sig(m.candidate.busbw));
+                   detail::busbw_text(m.baseline), detail::busbw_text(m.candidate));
       }
       for (const auto& u : comparison.unmatched) {
         fmt::print(out, "  unmatched (only in {}): {} {} {}{} {}: {}\n",
@@ -301,12 +309,17 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   const std::string dir = options.output.empty() ? "report" : options.output;
   const auto files = write_report(set, model, options, dir);
   if (out && !options.quiet) {
+    const auto notes = static_cast<std::size_t>(
+        std::count_if(set.diagnostics.begin(), set.diagnostics.end(),
+                      [](const Diagnostic& d) { return d.kind == Diagnostic::Kind::kImported; }));
     fmt::print(out,
                "collbench-report: {} measurements, {} configuration(s), {} test(s) from {} "
-               "file(s); {} input "
-               "problem(s)\ncollbench-report: wrote {} files to {}/ (open {}/index.html)\n",
+               "file(s); {} input problem(s){}\ncollbench-report: wrote {} files to {}/ (open "
+               "{}/index.html)\n",
                model.rows_used, model.configs.size(), model.views.size(), set.files.size(),
-               set.diagnostics.size(), files.size(), dir, dir);
+               set.diagnostics.size() - notes,
+               notes > 0 ? fmt::format(", {} note(s) on other tools' output", notes) : "",
+               files.size(), dir, dir);
   }
   return 0;
 }

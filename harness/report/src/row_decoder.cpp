@@ -165,11 +165,12 @@ std::string failed_status_message(const ResultRow& row) {
   const std::string what = fmt::format("{} {} {}{}", row.test, format_bytes(row.bytes), row.dtype,
                                        row.op ? fmt::format(" {}", *row.op) : "");
   if (row.status == RowStatus::kWrong) {
-    // -1: the row did not count them.
+    // Imported rows may say only that the check failed (OSU's "Fail"), not how many were wrong.
     return fmt::format(
-        "status \"wrong\" ({} wrong elements) for {}: listed in results.csv, left out of "
-        "charts and tables",
-        row.wrong.value_or(-1), what);
+        "status \"wrong\" ({}) for {}: listed in results.csv, left out of charts and tables",
+        row.wrong ? fmt::format("{} wrong elements", *row.wrong)
+                  : std::string("wrong elements not counted"),
+        what);
   }
   return fmt::format("status \"unsupported\" for {}{}: not measured, listed in results.csv", what,
                      row.note.empty() ? "" : fmt::format(" ({})", row.note));

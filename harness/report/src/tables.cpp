@@ -96,10 +96,10 @@ std::string constant_dims(const Model& model) {
     if (v.empty()) continue;
     switch (d) {
       case Dim::kNodes:
-        parts.push_back(fmt::format("{} node{}", c.nodes, c.nodes == 1 ? "" : "s"));
+        parts.push_back(nodes_text(c.nodes));
         break;
       case Dim::kRanks:
-        parts.push_back(fmt::format("{} ranks", c.nranks));
+        parts.push_back(ranks_text(c.nranks));
         break;
       default:
         parts.push_back(fmt::format("{} {}", name(d), v));
@@ -118,6 +118,8 @@ std::string sizes_text(const std::vector<std::uint64_t>& sizes) {
   return fmt::format("{} – {} ({} sizes)", format_bytes(sizes.front()), format_bytes(sizes.back()),
                      sizes.size());
 }
+
+std::string busbw_text(const Point& p) { return p.has_busbw ? format_sig(p.busbw) : "—"; }
 
 std::size_t run_count(const Model& model) {
   std::size_t n = 0;
@@ -151,6 +153,7 @@ Table problem_counts_table(const ResultSet& set) {
       {Diagnostic::Kind::kDuplicate, "later copy skipped"},
       {Diagnostic::Kind::kFailedStatus, "in results.csv, not charted"},
       {Diagnostic::Kind::kNoContext, "rows used, fingerprint unknown"},
+      {Diagnostic::Kind::kImported, "another tool's output: rows used, what it lacks unknown"},
   };
   for (const auto& [kind, handling] : kHandling) {
     const auto n = set.count(kind);
@@ -210,8 +213,8 @@ Table verdict_table(const Comparison& c, Verdict verdict) {
       });
   for (const auto* m : points) {
     t.rows.push_back({m->test, m->config, label_of(m->dtype, m->op, m->placement),
-                      format_bytes(m->bytes), format_sig(m->baseline.busbw),
-                      format_sig(m->candidate.busbw), format_sig(m->ratio),
+                      format_bytes(m->bytes), busbw_text(m->baseline), busbw_text(m->candidate),
+                      format_sig(m->ratio),
                       m->baseline.has_spread ? format_sig(m->baseline.time_p50) : "—",
                       m->candidate.has_spread ? format_sig(m->candidate.time_min) : "—"});
   }

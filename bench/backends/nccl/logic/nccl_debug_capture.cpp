@@ -6,6 +6,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -69,7 +70,8 @@ DebugSettings DebugSettings::from_environment() {
   return DebugSettings{env("NCCL_DEBUG"), env("NCCL_DEBUG_SUBSYS"), env("NCCL_DEBUG_FILE")};
 }
 
-CaptureEnvironment capture_environment(const DebugSettings& user, const std::string& capture_path) {
+CaptureEnvironment capture_environment(const DebugSettings& user, const std::string& capture_path,
+                                       bool tuning) {
   CaptureEnvironment c;
   // NCCL expands '%' in the file name; a literal one must be doubled.
   for (char ch : capture_path) {
@@ -78,19 +80,30 @@ CaptureEnvironment capture_environment(const DebugSettings& user, const std::str
   }
   const LogLevel level = parse_level(user.level);
   if (level < LogLevel::kInfo) {
+    // Nothing of this reaches the user: take what collbench parses (ENV: the effective settings).
     c.level = "INFO";
-    c.subsys = std::string("INIT,NET");
+    c.subsys = tuning ? "INIT,NET,ENV,TUNING" : "INIT,NET,ENV";
     return c;
   }
-  c.level = *user.level;       // INFO, ABORT or TRACE: keep what the user chose
-  if (!user.subsys) return c;  // NCCL's default set (INIT,BOOTSTRAP,ENV) includes INIT
+  c.level = *user.level;  // INFO, ABORT or TRACE: keep what the user chose
+  std::vector<std::string> needed = {"INIT"};
+  if (tuning) needed.push_back("TUNING");
+  const auto is_needed = [&](const std::string& u) {
+    return u == "ALL" || std::find(needed.begin(), needed.end(), u) != needed.end();
+  };
+  if (!user.subsys) {
+    // NCCL's default set (INIT,BOOTSTRAP,ENV) has all but TUNING.
+    if (!tuning) return c;
+    c.subsys = std::string("INIT,BOOTSTRAP,ENV,TUNING");
+    c.superset = true;
+    return c;
+  }
   const std::string& s = *user.subsys;
   if (!s.empty() && s.front() == '^') {
-    // An exclusion list: stop excluding INIT.
+    // An exclusion list: stop excluding what the capture needs.
     std::vector<std::string> kept;
     for (const auto& item : split_nonempty(std::string_view(s).substr(1), ',')) {
-      const std::string u = upper(item);
-      if (u == "INIT" || u == "ALL")
+      if (is_needed(upper(item)))
         c.superset = true;
       else
         kept.push_back(item);
@@ -99,11 +112,18 @@ CaptureEnvironment capture_environment(const DebugSettings& user, const std::str
     if (!c.superset) c.subsys.reset();
     return c;
   }
-  for (const auto& item : split_nonempty(s, ',')) {
-    const std::string u = upper(item);
-    if (u == "INIT" || u == "ALL") return c;
+  std::vector<std::string> listed;
+  for (const auto& item : split_nonempty(s, ',')) listed.push_back(upper(item));
+  if (std::find(listed.begin(), listed.end(), "ALL") != listed.end()) return c;
+  std::vector<std::string> added;
+  for (const auto& n : needed) {
+    if (std::find(listed.begin(), listed.end(), n) == listed.end()) added.push_back(n);
   }
-  c.subsys = s.empty() ? std::string("INIT") : s + ",INIT";
+  if (added.empty()) return c;
+  // The user's output changes anyway: add ENV too, for the effective settings.
+  if (std::find(listed.begin(), listed.end(), "ENV") == listed.end()) added.push_back("ENV");
+  c.subsys = s.empty() ? fmt::format("{}", fmt::join(added, ","))
+                       : fmt::format("{},{}", s, fmt::join(added, ","));
   c.superset = true;
   return c;
 }
@@ -167,7 +187,7 @@ std::string expand_debug_file(std::string_view pattern, std::string_view hostnam
   return out;
 }
 
-DebugCapture::DebugCapture(std::string hostname, std::FILE* out)
+DebugCapture::DebugCapture(std::string hostname, std::FILE* out, bool tuning)
     : hostname_(std::move(hostname)),
       default_out_(out),
       user_(DebugSettings::from_environment()),
@@ -184,7 +204,7 @@ DebugCapture::DebugCapture(std::string hostname, std::FILE* out)
         tmp && *tmp ? tmp : "/tmp", std::strerror(errno));
   }
   path_ = name.data();
-  env_ = capture_environment(user_, path_);
+  env_ = capture_environment(user_, path_, tuning);
   setenv("NCCL_DEBUG", env_.level.c_str(), 1);
   if (env_.subsys) setenv("NCCL_DEBUG_SUBSYS", env_.subsys->c_str(), 1);
   setenv("NCCL_DEBUG_FILE", env_.file.c_str(), 1);
@@ -227,6 +247,8 @@ void DebugCapture::poll() {
     if (nl == std::string::npos) break;
     const std::string_view line(pending_.data() + start, nl - start);
     parse_line(line, facts_);
+    settings_.add_line(line);
+    tuning_.add_line(line);
     if (auto text = filter_.forward(line)) emit(*text + "\n");
     start = nl + 1;
   }

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "nccl_log.h"
+#include "nccl_settings.h"
+#include "nccl_tuning.h"
 
 namespace collbench::nccl {
 
@@ -44,9 +46,13 @@ struct CaptureEnvironment {
   bool superset = false;
 };
 
-/// INIT carries every line collbench parses ("Using network", channel connections, the plugin
-/// lines); the user's level is kept when it shows at least INFO.
-CaptureEnvironment capture_environment(const DebugSettings& user, const std::string& capture_path);
+/// INIT carries the lines collbench needs ("Using network", channel connections, the plugin
+/// lines, NCCL's "nNodes" line); ENV the effective settings (nccl_settings.h), taken whenever
+/// the user's subsystems change anyway or the user does not see the log; TUNING (`tuning`) one
+/// line per collective call (nccl_tuning.h), which costs time on small messages. The user's
+/// level is kept when it shows at least INFO.
+CaptureEnvironment capture_environment(const DebugSettings& user, const std::string& capture_path,
+                                       bool tuning = false);
 
 /// Decides, line by line, what the user's level would have printed, and how: with VERSION or
 /// WARN NCCL prints the banner bare ("NCCL version 2.28.3+cuda13.0"), and a blank line before
@@ -70,8 +76,9 @@ std::string expand_debug_file(std::string_view pattern, std::string_view hostnam
 class DebugCapture {
  public:
   /// Creates the capture file (in TMPDIR, else /tmp) and sets the environment. `out` is where
-  /// forwarded lines go when the user named no NCCL_DEBUG_FILE (NCCL's default, stdout).
-  explicit DebugCapture(std::string hostname, std::FILE* out = stdout);
+  /// forwarded lines go when the user named no NCCL_DEBUG_FILE (NCCL's default, stdout);
+  /// `tuning` adds NCCL's TUNING subsystem (capture_environment).
+  explicit DebugCapture(std::string hostname, std::FILE* out = stdout, bool tuning = false);
   ~DebugCapture();
   DebugCapture(const DebugCapture&) = delete;
   DebugCapture& operator=(const DebugCapture&) = delete;
@@ -82,6 +89,12 @@ class DebugCapture {
   void poll();
 
   const LogFacts& facts() const { return facts_; }
+  /// The settings NCCL and its plugin logged (NCCL_DEBUG_SUBSYS with ENV and INIT).
+  const EffectiveSettings& settings() const { return settings_; }
+  /// The TUNING lines seen so far (rank 0 only; needs TUNING: the constructor's `tuning`, or
+  /// the user's NCCL_DEBUG_SUBSYS). clear() it at each section boundary.
+  TuningLog& tuning() { return tuning_; }
+  const TuningLog& tuning() const { return tuning_; }
   /// Whether NCCL wrote anything to the capture file.
   bool captured() const { return facts_.lines > 0; }
   const std::string& path() const { return path_; }
@@ -101,6 +114,8 @@ class DebugCapture {
   int fd_ = -1;
   std::string pending_;  ///< a partial line waiting for its newline
   LogFacts facts_;
+  EffectiveSettings settings_;
+  TuningLog tuning_;
   bool restored_ = false;
   std::FILE* user_file_ =
       nullptr;  ///< the user's NCCL_DEBUG_FILE, opened at the first forwarded line

@@ -5,38 +5,18 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <regex>
+
+#include "collbench/text.h"
+#include "nccl_text.h"
 
 namespace collbench::nccl {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-/// Position of `needle` in `haystack` ignoring case, or npos.
-std::size_t find_nocase(std::string_view haystack, std::string_view needle) {
-  const std::string h = lower(haystack);
-  return h.find(lower(needle));
-}
-
 /// The transport family of a channel's "via ..." text.
 std::string transport_family(std::string_view via) {
-  if (starts_with(via, "NET/")) return "NET";
-  if (starts_with(via, "direct shared memory")) return "SHM";  // NCCL 2.5 wording
+  if (via.starts_with("NET/")) return "NET";
+  if (via.starts_with("direct shared memory")) return "SHM";  // NCCL 2.5 wording
   const std::size_t end = via.find_first_of("/ ");
   std::string family(via.substr(0, end));
   if (family == "COLLNET" || family == "CollNet") return "CollNet";
@@ -64,7 +44,7 @@ void parse_net_channel(std::string_view via, LogFacts& f) {
     name += parts[i];
   }
   bool gdr = false;
-  for (std::size_t i = dev + 1; i < parts.size(); ++i) gdr = gdr || starts_with(parts[i], "GDRDMA");
+  for (std::size_t i = dev + 1; i < parts.size(); ++i) gdr = gdr || parts[i].starts_with("GDRDMA");
   f.transports.insert("NET");
   if (!name.empty()) f.channel_networks.insert(std::string(trim(name)));
   ++f.net_connections;
@@ -73,19 +53,19 @@ void parse_net_channel(std::string_view via, LogFacts& f) {
 
 /// Handles the message part of an INFO line (what follows "NCCL INFO ").
 void parse_info(std::string_view m, LogFacts& f) {
-  if (starts_with(m, "NCCL version ")) {
+  if (m.starts_with("NCCL version ")) {
     f.version = std::string(trim(m.substr(13)));
     return;
   }
-  if (starts_with(m, "Using network ")) {
+  if (m.starts_with("Using network ")) {
     f.network = std::string(trim(m.substr(14)));
     return;
   }
-  if (starts_with(m, "Using internal Network ")) {  // NCCL 2.3 and 2.4
+  if (m.starts_with("Using internal Network ")) {  // NCCL 2.3 and 2.4
     f.network = std::string(trim(m.substr(23)));
     return;
   }
-  if (starts_with(m, "NET/Plugin")) {
+  if (m.starts_with("NET/Plugin")) {
     const std::size_t loaded = m.find("Loaded net plugin ");
     const std::size_t failed = m.find("Failed to initialize ");
     if (failed != std::string_view::npos) {
@@ -106,7 +86,7 @@ void parse_info(std::string_view m, LogFacts& f) {
     return;
   }
   // NCCL 2.28: "Assigned NET plugin IB to comm" (followed by "Using network IB").
-  if (starts_with(m, "Assigned NET plugin ") && f.network.empty()) {
+  if (m.starts_with("Assigned NET plugin ") && f.network.empty()) {
     std::string_view name = m.substr(20);
     const std::size_t to = name.rfind(" to comm");
     f.network = std::string(trim(name.substr(0, to)));
@@ -122,17 +102,37 @@ void parse_info(std::string_view m, LogFacts& f) {
       std::string_view fabric = rest.substr(fab + 10);
       f.fabric = std::string(fabric.substr(0, fabric.find_first_of(", ")));
     }
-    if (const std::size_t found = rest.find("(found "); found != std::string_view::npos) {
-      std::string_view digits = rest.substr(found + 7);
-      int n = 0;
-      const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-      if (ec == std::errc() && ptr != digits.data()) f.nics = n;
-    }
+    if (const auto n = integer_after(rest, "(found")) f.nics = static_cast<int>(*n);
+    return;
+  }
+  // NCCL's view of the job (2.12+; " MNNVL x" since 2.19): "comm 0x55a7be5601c0 rank 0 nRanks 16
+  // nNodes 2 localRanks 8 localRank 0 MNNVL 0".
+  if (m.starts_with("comm ") && m.find(" nNodes ") != std::string_view::npos) {
+    const auto set = [&](int& field, std::string_view word) {
+      if (const auto v = integer_after(m, word)) field = static_cast<int>(*v);
+    };
+    set(f.nranks, "nRanks");
+    set(f.nnodes, "nNodes");
+    set(f.local_ranks, "localRanks");
+    set(f.mnnvl, "MNNVL");
+    return;
+  }
+  // Every version logs the size at init: "[[Rank 0] ]ncclCommInitRank[Config] comm 0x... rank 0
+  // nranks 16 cudaDev 0 ... - Init START" (2.19: without the function name).
+  if (m.find(" - Init START") != std::string_view::npos ||
+      m.find(" - Init COMPLETE") != std::string_view::npos) {
+    if (const auto v = integer_after(m, "nranks")) f.nranks = static_cast<int>(*v);
+    return;
+  }
+  // NCCL after 2.28 says when ncclCommWindowRegister cannot make symmetric windows.
+  static constexpr std::string_view kNoSymmetric = "Symmetric memory is not supported.";
+  if (m.starts_with(kNoSymmetric)) {
+    f.symmetric_unsupported = std::string(trim(m.substr(kNoSymmetric.size())));
     return;
   }
   // "NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB eth0:10.0.0.1<0>", "NET/Socket : Using
   // [0]lo:127.0.0.1<0>"
-  if (starts_with(m, "NET/")) {
+  if (m.starts_with("NET/")) {
     const std::size_t using_at = m.find(": Using ");
     const std::size_t name_end = m.find_first_of(" :", 4);
     if (using_at != std::string_view::npos && name_end != std::string_view::npos &&
@@ -143,18 +143,18 @@ void parse_info(std::string_view m, LogFacts& f) {
     return;
   }
   // Connection lines: "Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0", older "Ring 00 : ...".
-  if (starts_with(m, "Channel ") || starts_with(m, "Ring ")) {
+  if (m.starts_with("Channel ") || m.starts_with("Ring ")) {
     const std::size_t via = m.find(" via ");
     if (via == std::string_view::npos) return;  // ring order lines ("Channel 00/32 :    0   1")
     const std::string_view transport = trim(m.substr(via + 5));
-    if (starts_with(transport, "NET/")) {
+    if (transport.starts_with("NET/")) {
       parse_net_channel(transport, f);
     } else {
       f.transports.insert(transport_family(transport));
     }
     return;
   }
-  if (starts_with(m, "Connected all rings")) {
+  if (m.starts_with("Connected all rings")) {
     static const std::regex gdr(R"(GDR (\d+))");
     std::cmatch match;
     const std::string text(m);
@@ -201,12 +201,7 @@ void parse_line(std::string_view line, LogFacts& f) {
 
 LogFacts parse_log(std::string_view text) {
   LogFacts facts;
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    parse_line(text.substr(0, nl), facts);
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
-  }
+  for_each_line(text, [&](std::string_view line) { parse_line(line, facts); });
   return facts;
 }
 
@@ -272,6 +267,8 @@ NetworkFacts network_facts(const LogFacts& f, const std::vector<RankNetwork>& ra
       break;
     }
   }
+  if (f.nnodes >= 0) facts["nccl_nodes"] = std::to_string(f.nnodes);
+  if (f.local_ranks >= 0) facts["nccl_local_ranks"] = std::to_string(f.local_ranks);
   facts["transports"] =
       f.transports.empty() ? "none" : fmt::format("{}", fmt::join(f.transports, ","));
   int using_net = 0;

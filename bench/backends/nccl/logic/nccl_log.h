@@ -31,6 +31,16 @@ struct LogFacts {
   int net_connections = 0;                 ///< channel connections through the network
   int gdr_connections = 0;                 ///< of those, with GPUDirect RDMA (".../GDRDMA")
   int gdr_summary = -1;  ///< "Connected all rings, use ring PXN 0 GDR 1" (-1: not stated)
+  /// NCCL's view of the job, from "comm 0x... rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0
+  /// MNNVL 0" (NCCL 2.12+; MNNVL since 2.19). NCCL counts nodes by host hash: ranks with
+  /// different NCCL_HOSTID are different nodes to NCCL even on one machine.
+  int nranks = -1;  ///< ranks in the communicator (also read from the "Init START" line)
+  int nnodes = -1;
+  int local_ranks = -1;  ///< ranks of the communicator on this rank's node
+  int mnnvl = -1;        ///< multi-node NVLink: 1 in use, 0 not
+  /// After "Symmetric memory is not supported." (NCCL after 2.28), e.g. "cuMemEnable 1, ginSupport
+  /// 0, globalNicFused 0"; empty when NCCL did not say it.
+  std::string symmetric_unsupported;
   std::vector<std::string> warnings;  ///< text of each "NCCL WARN" line
   std::size_t lines = 0;              ///< log lines seen
 
@@ -68,7 +78,9 @@ RankNetwork summarize(const LogFacts& facts, bool captured);
 
 /// What the run context records of NCCL's network: rank 0's log plus how many ranks use it.
 struct NetworkFacts {
-  std::map<std::string, std::string> network;  ///< the context's "network": net, gdr, ...
+  /// The context's "network": net, gdr, ..., and NCCL's count of nodes ("nccl_nodes") and of
+  /// ranks per node ("nccl_local_ranks") when its init line was logged.
+  std::map<std::string, std::string> network;
   std::string nccl_build;  ///< the banner's version ("2.28.3+cuda13.0"); "" when not logged
 };
 NetworkFacts network_facts(const LogFacts& rank0, const std::vector<RankNetwork>& ranks);

@@ -10,15 +10,10 @@
 
 #include "collbench/error.h"
 #include "collbench/types.h"
+#include "nccl_text.h"
 
 namespace collbench::nccl {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 /// The last space-separated word.
 std::string last_word(const std::string& s) {
@@ -174,6 +169,24 @@ std::optional<std::string> require_network(std::string_view wanted,
 std::string version_string(int code) {
   if (code >= 10000) return fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
   return fmt::format("{}.{}.{}", code / 1000, (code % 1000) / 100, code % 100);
+}
+
+int version_code(std::string_view text) {
+  // "2.28.3+cuda13.0", "2.28.3", "2.28.3-1"
+  text = text.substr(0, text.find_first_of("+- "));
+  int parts[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t dot = text.find('.');
+    const auto value = to_integer(text.substr(0, dot));
+    if (!value || *value < 0 || *value > 99) return 0;
+    parts[i] = static_cast<int>(*value);
+    if (dot == std::string_view::npos) {
+      if (i < 2) return 0;
+      break;
+    }
+    text.remove_prefix(dot + 1);
+  }
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
 }
 
 bool reduces(Primitive p) {

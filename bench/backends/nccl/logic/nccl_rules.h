@@ -58,6 +58,8 @@ std::optional<std::string> require_network(std::string_view wanted,
 
 /// NCCL_VERSION_CODE-style integer (22803) as "2.28.3".
 std::string version_string(int code);
+/// The inverse for NCCL's banner version: "2.28.3+cuda13.0" -> 22803; 0 when it is not one.
+int version_code(std::string_view text);
 
 /// Why NCCL `nccl_version` on a GPU of compute capability `cc` (major*10+minor) cannot run
 /// `primitive` on `dtype` with `op`, or nullopt.

@@ -19,9 +19,11 @@
 
 namespace collbench {
 
-/// Name and version of the results schema. The version changes whenever a field does.
+/// Name and version of the results schema. The version changes whenever a field does. Version 2
+/// added the optional cycle, ops_per_iteration, misalign, cpu_time_us, timestamp and
+/// time_us.skipped_iterations; readers take every version up to this one.
 inline constexpr const char* kSchemaName = "collbench-results";
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 enum class RowStatus : std::uint8_t {
   kOk,           ///< measured (and verified when checking was on)
@@ -48,17 +50,23 @@ struct RowTimes {
   double fastest = 0;
   /// Per-iteration times: for every iteration the slowest participating rank's time.
   Summary per_iteration;
+  /// Leading iterations left out of per_iteration (-K); null when none were.
+  Nullable<int> skipped_iterations;
 
   static constexpr auto fields() {
-    return std::tuple{Field{"reported", &RowTimes::reported}, Field{"slowest", &RowTimes::slowest},
-                      Field{"mean", &RowTimes::mean}, Field{"fastest", &RowTimes::fastest},
-                      Field{"per_iteration", &RowTimes::per_iteration}};
+    return std::tuple{
+        Field{"reported", &RowTimes::reported},
+        Field{"slowest", &RowTimes::slowest},
+        Field{"mean", &RowTimes::mean},
+        Field{"fastest", &RowTimes::fastest},
+        Field{"per_iteration", &RowTimes::per_iteration},
+        Field{"skipped_iterations", &RowTimes::skipped_iterations, Presence::kOmittedWhenEmpty}};
   }
 };
 
 template <>
 struct NullBits<RowTimes> {
-  static constexpr RowTimes null() { return {NullBits<double>::null(), 0, 0, 0, {}}; }
+  static constexpr RowTimes null() { return {NullBits<double>::null(), 0, 0, 0, {}, {}}; }
   static bool is_null(const RowTimes& t) { return NullBits<double>::is_null(t.reported); }
 };
 
@@ -75,12 +83,19 @@ struct ResultRow {
   Nullable<RowTimes> time_us;
   Nullable<double> algbw_gbps;  ///< GB/s, GB = 1e9 bytes
   Nullable<double> busbw_gbps;
+  /// Host time to issue one operation, before it completes (nccl-tests' -C "cputime"), in µs.
+  Nullable<double> cpu_time_us;
+  /// When the measurement ended, Unix time in seconds (nccl-tests -S prints it).
+  Nullable<double> timestamp;
   Nullable<std::int64_t> wrong;  ///< summed over ranks; null when not checked
   std::optional<Name> slowest_host;
   Nullable<int> slowest_rank;
   Nullable<int> root;    ///< rooted collectives only
   Nullable<int> window;  ///< point-to-point bw/bibw messages in flight
   Nullable<Pair> pair;   ///< point-to-point: the two ranks of the pair this row measured
+  Nullable<int> cycle;   ///< -N: the repetition of the whole sweep, from 0 (null: one sweep)
+  Nullable<int> ops_per_iteration;  ///< -m: operations aggregated per iteration (null: one)
+  Nullable<int> misalign;           ///< -u: elements the buffers were offset by (null: none)
   int nranks = 0;
   int nodes = 0;
   int iterations = 0;
@@ -97,8 +112,8 @@ struct ResultRow {
   double algbw() const { return algbw_gbps.value_or(0); }
   double time() const { return time_us ? time_us->reported : 0; }
 
-  /// The fields in the schema's order: every one is written (null when empty) except note and
-  /// labels, which appear only when set.
+  /// The fields in the schema's order: every one is written (null when empty) except those
+  /// marked kOmittedWhenEmpty, which appear only when set.
   static constexpr auto fields() {
     return std::tuple{
         Field{"run_id", &ResultRow::run_id},
@@ -127,6 +142,11 @@ struct ResultRow {
         Field{"status", &ResultRow::status},
         Field{"note", &ResultRow::note, Presence::kOmittedWhenEmpty},
         Field{"labels", &ResultRow::labels, Presence::kOmittedWhenEmpty},
+        Field{"cycle", &ResultRow::cycle, Presence::kOmittedWhenEmpty},
+        Field{"ops_per_iteration", &ResultRow::ops_per_iteration, Presence::kOmittedWhenEmpty},
+        Field{"misalign", &ResultRow::misalign, Presence::kOmittedWhenEmpty},
+        Field{"cpu_time_us", &ResultRow::cpu_time_us, Presence::kOmittedWhenEmpty},
+        Field{"timestamp", &ResultRow::timestamp, Presence::kOmittedWhenEmpty},
     };
   }
 };

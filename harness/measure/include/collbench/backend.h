@@ -102,6 +102,8 @@ struct BackendInfo {
   bool stream_ordered = false;
   /// Largest element count one call accepts (MPI counts are ints); 0 when unlimited.
   std::size_t max_count = 0;
+  /// Device memory the library itself took on this rank (communicators, channels), when known.
+  std::optional<std::uint64_t> library_memory_bytes;
   /// Runtime versions of the libraries it loaded, by name ("nccl", "cuda_runtime", ...).
   std::map<std::string, std::string> libraries;
   /// The network it selected (net, provider, GPUDirect RDMA, devices, ...).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,10 +36,22 @@ struct Options {
   bool all_dtypes = false;  ///< -d all: unsupported dtypes are reported, not an error
   std::vector<ReduceOp> ops{ReduceOp::kSum};
   int root = 0;
-  bool blocking = false;  ///< -z: time each operation separately
+  /// -z: 0 times batches; 1 completes each operation with a barrier between; 2 completes each
+  /// without barriers; 3 completes and barriers after each iteration of -m operations.
+  int blocking = 0;
   RankAggregate aggregate = RankAggregate::kSlowest;
-  int graph_launches = 0;  ///< -G: capture the iterations once, replay N times
-  std::string backend;     ///< a catalog name; empty: the default for this build and machine
+  int graph_launches = 0;       ///< -G: capture the iterations once, replay N times
+  int agg_iters = 1;            ///< -m: operations aggregated in one group per iteration
+  int run_cycles = 1;           ///< -N: repetitions of the whole sweep (0: until interrupted)
+  int misalign = 0;             ///< -u: elements the buffers are offset by
+  int per_iter_skip = 0;        ///< -K: leading iterations left out of the per-iteration statistics
+  bool report_cputime = false;  ///< -C: the time columns show the host time to issue
+  bool report_timestamps = false;           ///< -S: table lines end with their time
+  bool memory_report = false;               ///< -M: the footer reports the memory used
+  std::optional<double> min_busbw;          ///< --min-busbw: exit 1 below this average busbw
+  std::optional<double> nccl_tests_min_bw;  ///< NCCL_TESTS_MIN_BW: below 90% of it, exit 1
+  std::string nccl_tests_json;              ///< -J: nccl-tests' JSON output
+  std::string backend;  ///< a catalog name; empty: the default for this build and machine
   /// Options the backends own, as given (checked against the backend that runs by
   /// backend_args()).
   std::vector<GivenOption> backend_options;

@@ -2,6 +2,7 @@
 // times, verifies, aggregates across ranks and hands one row per measurement to the reporter.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct IterationPlan {
   int nranks = 1;
   PeerRole role;
   int window = 1;
+  int agg = 1;  ///< operations issued per iteration, in one group when more than one (-m)
   const char* send = nullptr;  ///< input of iteration 0
   char* recv = nullptr;        ///< output of iteration 0
   /// Byte shift between consecutive iterations' buffers and how many distinct positions fit,
@@ -36,7 +38,8 @@ struct IterationPlan {
   std::size_t shift_steps = 1;
 };
 
-/// Issues iterations [first, first + count) back to back. With `timer`, records slot
+/// Issues iterations [first, first + count) back to back, each of plan.agg operations (grouped
+/// when more than one); every operation uses the next buffer position. With `timer`, records slot
 /// (slot_base + i + 1) after iteration i (slot_base is recorded by the caller before).
 /// Each completed host-blocking operation is reported to `watchdog`.
 void run_iterations(const IterationPlan& plan, Backend& backend, int first, int count, Timer* timer,
@@ -47,17 +50,24 @@ class Runner {
   Runner(const Options& options, Bootstrap& bootstrap, Backend& backend, Reporter& reporter,
          Watchdog* watchdog, std::string run_id);
 
-  /// Runs everything; returns the totals (identical on every rank).
+  /// Asks the run to end after the size in progress when `request` becomes true (a signal
+  /// handler sets it); every rank stops at the same point and the totals say so.
+  void stop_on(const std::atomic<bool>& request) { stop_request_ = &request; }
+
+  /// Runs everything (-N cycles of it); returns the totals (identical on every rank).
   RunTotals run(const std::vector<const CollectiveSpec*>& tests);
 
  private:
   struct Impl;
+  void run_test(Impl& impl, const CollectiveSpec& spec, const std::vector<std::uint64_t>& sizes);
+  void report_memory(Impl& impl, const struct BufferNeeds& needs);
   const Options& options_;
   Bootstrap& bootstrap_;
   Backend& backend_;
   Reporter& reporter_;
   Watchdog* watchdog_;
   std::string run_id_;
+  const std::atomic<bool>* stop_request_ = nullptr;
 };
 
 /// Point-to-point role of `rank` on `nranks` ranks under `mode`.

@@ -17,15 +17,23 @@ inline constexpr Dim kAllDims[] = {Dim::kVariant, Dim::kPartition, Dim::kBackend
                                    Dim::kNodes,   Dim::kRanks,     Dim::kMode};
 std::string_view name(Dim dim);
 
+/// A count of a row or configuration as shown: the number, or "?" when an imported source does
+/// not state it (kNotStated).
+std::string count_text(int value);
+/// "1 node", "4 nodes", "? nodes".
+std::string nodes_text(int nodes);
+/// "32 ranks", "? ranks".
+std::string ranks_text(int nranks);
+
 /// One configuration: variant × partition × backend × nodes × ranks × mode. Rows of the same
 /// configuration from different runs are repeats.
 struct Config {
   std::string variant;    ///< label "variant", else the results file's name without .jsonl
   std::string partition;  ///< label "partition", else the context's slurm.partition, else ""
   std::string backend;
-  std::string mode;  ///< batch, blocking or graph
-  int nodes = 0;     ///< label "nodes", else the row's node count
-  int nranks = 0;
+  std::string mode;           ///< batch, blocking or graph
+  int nodes = 0;              ///< label "nodes", else the row's node count (kNotStated: unknown)
+  int nranks = 0;             ///< kNotStated when the (imported) rows do not state it
   std::vector<Name> run_ids;  ///< the runs (repeats) it was measured in, in input order
   std::string name;           ///< display name: the dimensions that differ between configurations
 
@@ -40,8 +48,11 @@ struct Config {
 /// smallest min and p99 the largest p99, so the band covers every repeat's spread.
 struct Point {
   std::uint64_t bytes = 0;
-  int samples = 0;                                  ///< rows merged
-  double busbw = 0, algbw = 0, time_us = 0;         ///< medians of the rows' headline values
+  int samples = 0;                           ///< rows merged
+  double busbw = 0, algbw = 0, time_us = 0;  ///< medians of the rows' headline values
+  /// Whether busbw is known: imported rows may lack it (OSU's all_reduce: no rank count); busbw
+  /// is then 0 and charts and tables leave it out.
+  bool has_busbw = true;
   bool has_spread = false;                          ///< per-iteration times were recorded
   double time_p50 = 0, time_min = 0, time_p99 = 0;  ///< per-iteration (µs)
   /// The same spread as bus bandwidth, converted with each row's bytes/factor ratio
@@ -52,6 +63,7 @@ struct Point {
 
 /// Figures of one series (configuration × test × dtype × op × placement).
 struct SeriesFigures {
+  bool has_busbw = true;  ///< some point's busbw is known; else the busbw figures are unknown
   double peak_busbw = 0;
   std::uint64_t peak_bytes = 0;
   /// Busbw at a given size: measured, or interpolated between the neighbouring sizes (linear in
@@ -71,7 +83,7 @@ struct SeriesFigures {
   struct Fit {
     double alpha_us = 0;
     double beta_gbps = 0;      ///< algorithm bandwidth asymptote (bytes/β)
-    double beta_bus_gbps = 0;  ///< β × the test's bus factor (comparable with busbw)
+    double beta_bus_gbps = 0;  ///< β × the test's bus factor (comparable with busbw); NaN: unknown
     double rms_relative = 0;   ///< root-mean-square relative residual of the fit
     int points = 0;
   };

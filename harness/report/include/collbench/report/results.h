@@ -1,8 +1,10 @@
 // Reading collbench results (JSON Lines, results/schema/collbench-results.schema.json) for the
 // offline report: every *.jsonl under the given directories plus the given files, with every
-// problem in the input reported by file and line instead of stopping the read.
+// problem in the input reported by file and line instead of stopping the read. Other tools'
+// output (nccl-tests' tables and -J JSON, OSU's tables) is read beside it into the same rows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,6 +30,7 @@ struct Diagnostic {
     kDuplicate,     ///< the same measurement (run_id and key) seen before
     kFailedStatus,  ///< status "wrong" or "unsupported": kept in results.csv, not plotted
     kNoContext,     ///< result rows whose run has no context line anywhere in the input
+    kImported,      ///< a note: what a file of another tool's output gave, and what it lacks
   };
   Kind kind;
   std::string file;
@@ -37,6 +40,32 @@ struct Diagnostic {
 
 /// Short name of a diagnostic kind ("truncated", "duplicate", ...).
 std::string_view name(Diagnostic::Kind kind);
+
+/// What an input file holds: collbench's results, or another tool's output read beside them.
+enum class InputFormat : std::uint8_t {
+  kCollbench,      ///< collbench's JSON Lines (also the reader of anything not recognised)
+  kNcclTestsText,  ///< nccl-tests' printed tables, any version, several runs per file
+  kNcclTestsJson,  ///< the JSON document nccl-tests writes with -J FILE
+  kOsuText,        ///< OSU Micro-Benchmarks' printed tables
+};
+
+/// "nccl-tests text output", "nccl-tests JSON (-J)", "OSU text output", "collbench results".
+std::string_view describe(InputFormat format);
+
+/// How many bytes of a file's beginning sniff_format looks at.
+inline constexpr std::size_t kSniffBytes = std::size_t{64} << 10;
+
+/// The format of a file that begins with `head`: another tool's when its banner or table header
+/// is there (an nccl-tests "# nThread ... nGpus ..." banner or table header, an nccl-tests -J
+/// document, an "# OSU ... Test" banner), else collbench's, whose reader diagnoses anything else.
+InputFormat sniff_format(std::string_view head);
+
+/// The value of an int member of a row (nranks, nodes, iterations, warmup) that an imported
+/// source does not state: the lowest int, as Nullable marks null. collbench never writes it.
+inline constexpr int kNotStated = NullBits<int>::null();
+
+/// Whether an int member of a row holds a value (see kNotStated).
+constexpr bool stated(int value) { return value != kNotStated; }
 
 /// A result row and where it was read.
 struct ReadRow : ResultRow {
@@ -53,6 +82,9 @@ struct ReadContext {
   std::vector<std::pair<std::string, int>> devices;
   std::uint32_t file = 0;
   std::uint32_t line = 0;
+  /// kCollbench for a context record; for a run read from another tool's output, that format:
+  /// its context then holds only what that output states (hosts, devices, library versions).
+  InputFormat format = InputFormat::kCollbench;
 };
 
 /// Everything read from the inputs.
@@ -75,12 +107,15 @@ struct ResultSet {
 /// How many diagnostics of one kind are kept per file (the rest are only counted).
 inline constexpr std::size_t kDiagnosticsKeptPerFileAndKind = 20;
 
-/// Reads every *.jsonl below each directory in `inputs` (recursively, in name order) and every
-/// file named directly. Throws Error(kUsage) for an input path that does not exist. Problems
-/// inside files become diagnostics; the reader never stops at a bad line.
+/// Reads every *.jsonl below each directory in `inputs` (recursively, in name order), every
+/// *.txt, *.log, *.out and *.json there that sniff_format recognises as another tool's output,
+/// and every file named directly (in the format sniff_format finds). Throws Error(kUsage) for an
+/// input path that does not exist. Problems inside files become diagnostics; the reader never
+/// stops at a bad line.
 ResultSet read_results(const std::vector<std::string>& inputs);
 
-/// Results held in memory, read as if from a file called `name`. For tests and benchmarks.
+/// Results held in memory, read as if from a file called `name` (in the format sniff_format
+/// finds in `text`). For tests and benchmarks.
 struct InputText {
   std::string name;
   std::string text;
@@ -94,6 +129,7 @@ struct InputFile {
   std::string path;
   std::string display;
   std::string stem;
+  InputFormat format = InputFormat::kCollbench;
 };
 /// Lists the result files below `inputs` in the order read_results reads them.
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs);

@@ -1,0 +1,167 @@
+#include "import_sink.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "context_reader.h"
+#include "dedup.h"
+#include "row_decoder.h"
+
+namespace collbench::report::detail {
+
+namespace {
+
+constexpr std::uint64_t kFnvOffset = 1469598103934665603ull;
+constexpr std::uint64_t kFnvPrime = 1099511628211ull;
+
+std::uint64_t fnv1a(std::uint64_t hash, std::string_view text) {
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= kFnvPrime;
+  }
+  return hash;
+}
+
+std::string_view tool_of(InputFormat format) {
+  return format == InputFormat::kOsuText ? "osu" : "nccl-tests";
+}
+
+}  // namespace
+
+RowTimes headline_times(double reported_us) {
+  constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  RowTimes times;
+  times.reported = reported_us;
+  times.slowest = kUnknown;
+  times.mean = kUnknown;
+  times.fastest = kUnknown;
+  return times;
+}
+
+ImportSink::ImportSink(ResultSet& set, FileDiagnostics& file, InputFormat format)
+    : set_(set),
+      file_(file),
+      format_(format),
+      tool_(tool_of(format)),
+      labels_(std::vector<Label>{{Name("source"), Name(tool_), false}}),
+      backend_(format == InputFormat::kOsuText ? "mpi" : "nccl") {}
+
+void ImportSink::begin_run(std::uint64_t line) {
+  end_run();
+  in_run_ = true;
+  run_noted_ = false;
+  run_line_ = line;
+  hash_ = fnv1a(kFnvOffset, tool_);
+  first_row_ = set_.rows.size();
+  context_ = RunContext{};
+  devices_.clear();
+}
+
+void ImportSink::hash_line(std::string_view text) {
+  hash_ = fnv1a(hash_, text);
+  hash_ = fnv1a(hash_, "\n");
+}
+
+void ImportSink::add_device(std::string_view model, int ranks) {
+  const auto it = std::find_if(devices_.begin(), devices_.end(),
+                               [model](const auto& device) { return device.first == model; });
+  if (it == devices_.end()) {
+    devices_.emplace_back(std::string(model), ranks);
+  } else {
+    it->second += ranks;
+  }
+}
+
+void ImportSink::set_backend(std::string_view backend) { backend_ = Name(backend); }
+
+ReadRow& ImportSink::add_row(std::uint64_t line, const RunFacts& facts) {
+  ReadRow& row = set_.rows.emplace_back();
+  row.backend = backend_;
+  row.labels = labels_;
+  row.mode = facts.mode;
+  row.graph_launches = facts.graph_launches;
+  row.nranks = facts.nranks;
+  row.nodes = facts.nodes;
+  row.iterations = facts.iterations;
+  row.warmup = facts.warmup;
+  row.file = file_.index();
+  row.line = static_cast<std::uint32_t>(line);
+  file_.count_record();
+  return row;
+}
+
+bool ImportSink::row_complete(const Line& line, std::size_t values, std::size_t columns) {
+  if (values >= columns) return true;
+  if (line.unterminated) {
+    problem(Diagnostic::Kind::kTruncated, line.number,
+            "last line ends mid-row (the run was probably interrupted); skipped");
+  } else {
+    problem(Diagnostic::Kind::kBadRecord, line.number,
+            fmt::format("a row of {} value(s) in a table of {} columns; skipped", values, columns));
+  }
+  return false;
+}
+
+void ImportSink::end_run() {
+  if (!in_run_) return;
+  in_run_ = false;
+  const std::size_t end = set_.rows.size();
+  if (first_row_ == end) {
+    if (!run_noted_) {
+      note(run_line_, "a run without result rows (it ended before printing any); nothing read");
+    }
+    return;
+  }
+  ++runs_;
+  rows_ += end - first_row_;
+  const Name run_id(fmt::format("{}-{:016x}", tool_, hash_));
+  // A measurement printed again within one run is the next cycle of nccl-tests' -N.
+  std::unordered_map<std::uint64_t, int> seen;
+  std::vector<Name> ids{run_id};
+  for (std::size_t i = first_row_; i < end; ++i) {
+    ReadRow& row = set_.rows[i];
+    row.run_id = run_id;
+    const int occurrence = ++seen[measurement_hash(row)];
+    if (occurrence > 1) row.cycle = occurrence - 1;
+    if (row.status != RowStatus::kOk) {
+      file_.add(Diagnostic::Kind::kFailedStatus, row.line, failed_status_message(row));
+    }
+  }
+  context_.backend.name = backend_.str();
+  for (const Name id : ids) {
+    if (const auto existing = set_.contexts.find(id); existing != set_.contexts.end()) {
+      file_.add(Diagnostic::Kind::kDuplicate, run_line_,
+                duplicate_context_message(set_, id, existing->second));
+      continue;
+    }
+    ReadContext context{context_, devices_, file_.index(), static_cast<std::uint32_t>(run_line_),
+                        format_};
+    context.context.run_id = id.str();
+    set_.contexts.emplace(id, std::move(context));
+  }
+}
+
+void ImportSink::finish(std::string_view lacks) {
+  end_run();
+  note(0, fmt::format("read as {}: {} run(s), {} result row(s); {}", describe(format_), runs_,
+                      rows_, lacks));
+}
+
+void ImportSink::note(std::uint64_t line, std::string message) {
+  file_.add(Diagnostic::Kind::kImported, line, std::move(message));
+}
+
+void ImportSink::note_run(std::string message) {
+  run_noted_ = true;
+  note(run_line_, std::move(message));
+}
+
+void ImportSink::problem(Diagnostic::Kind kind, std::uint64_t line, std::string message) {
+  file_.add(kind, line, std::move(message));
+}
+
+}  // namespace collbench::report::detail

@@ -1,0 +1,368 @@
+// nccl-tests' output read beside collbench's: every field of its text tables (old and new column
+// layouts, several runs per file, launcher prefixes, garbage and cut lines) and of its -J JSON.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "collbench/report/report.h"
+#include "report_test_util.h"
+
+namespace collbench::report {
+namespace {
+
+using testing::dump_diagnostics;
+using testing::has;
+using testing::import_text;
+using testing::read_import;
+
+std::vector<const ReadRow*> rows_of(const ResultSet& set, std::string_view test,
+                                    Placement placement = Placement::kOutOfPlace) {
+  std::vector<const ReadRow*> out;
+  for (const auto& r : set.rows) {
+    if (r.test == test && r.placement == placement) out.push_back(&r);
+  }
+  return out;
+}
+
+// What no imported row states, whatever the format.
+void expect_unrecorded(const ReadRow& r) {
+  ASSERT_TRUE(r.time_us);
+  EXPECT_EQ(r.time_us->per_iteration.n, 0u);
+  EXPECT_FALSE(r.slowest_host);
+  EXPECT_FALSE(r.slowest_rank);
+  EXPECT_FALSE(r.window);
+}
+
+TEST(ImportNcclTestsText, NewLayoutEveryField) {
+  // 2.1x: redop and root columns, "#wrong", two hosts; the test named by the command above.
+  const auto set = read_import("ztan-NCCL-test-result.txt");
+  ASSERT_EQ(set.rows.size(), 62u) << dump_diagnostics(set);
+  const auto oop = rows_of(set, "all_reduce");
+  ASSERT_EQ(oop.size(), 31u);
+  const ReadRow& first = *oop.front();
+  EXPECT_EQ(first.bytes, 8u);
+  EXPECT_EQ(first.count, 2u);
+  EXPECT_EQ(first.dtype, DType::kFloat);
+  EXPECT_EQ(first.op, ReduceOp::kSum);
+  EXPECT_FALSE(first.root);  // -1: not a rooted test
+  EXPECT_DOUBLE_EQ(first.time_us->reported, 135.8);
+  EXPECT_TRUE(std::isnan(first.time_us->slowest));  // which aggregate (-a) is not printed
+  EXPECT_TRUE(std::isnan(first.time_us->mean));
+  EXPECT_TRUE(std::isnan(first.time_us->fastest));
+  EXPECT_DOUBLE_EQ(*first.algbw_gbps, 0.0);
+  EXPECT_DOUBLE_EQ(*first.busbw_gbps, 0.0);
+  EXPECT_EQ(first.wrong, 0);
+  EXPECT_EQ(first.status, RowStatus::kOk);
+  EXPECT_EQ(first.nranks, 16);
+  EXPECT_EQ(first.nodes, 2);
+  EXPECT_EQ(first.iterations, 20);
+  EXPECT_EQ(first.warmup, 5);
+  EXPECT_EQ(first.graph_launches, 0);
+  EXPECT_EQ(first.mode, MeasureMode::kBatch);
+  EXPECT_EQ(first.backend, "nccl");
+  EXPECT_FALSE(first.pair);
+  ASSERT_NE(first.labels.find("source"), nullptr);
+  EXPECT_EQ(*first.labels.find("source"), "nccl-tests");
+  EXPECT_TRUE(first.run_id.view().starts_with("nccl-tests-")) << first.run_id;
+  EXPECT_EQ(first.line, 32u);
+  expect_unrecorded(first);
+  const ReadRow& last = *rows_of(set, "all_reduce", Placement::kInPlace).back();
+  EXPECT_EQ(last.bytes, 8589934592u);
+  EXPECT_EQ(last.count, 2147483648u);
+  EXPECT_DOUBLE_EQ(last.time_us->reported, 47743);
+  EXPECT_DOUBLE_EQ(*last.algbw_gbps, 179.92);
+  EXPECT_DOUBLE_EQ(*last.busbw_gbps, 337.35);
+  // The run's context holds what the banner and device lines say.
+  ASSERT_EQ(set.contexts.size(), 1u);
+  const ReadContext& c = set.contexts.at(first.run_id);
+  EXPECT_EQ(c.format, InputFormat::kNcclTestsText);
+  ASSERT_EQ(c.context.hosts.size(), 2u);
+  EXPECT_EQ(c.context.hosts[0].name, "ztan-mig-235z");
+  EXPECT_EQ(c.context.hosts[1].ranks.size(), 8u);
+  ASSERT_EQ(c.devices.size(), 1u);
+  EXPECT_EQ(c.devices[0].first, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(c.devices[0].second, 16);
+  // One note, no "no context" warning and no problem.
+  EXPECT_EQ(set.count(Diagnostic::Kind::kImported), 1u);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kNoContext), 0u);
+  EXPECT_EQ(set.diagnostics.size(), 1u) << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "1 run(s), 62 result row(s)"));
+}
+
+TEST(ImportNcclTestsText, OldLayoutsAndSeveralRunsInOneLog) {
+  // Before redop/root: all_gather without either, all_reduce with redop, broadcast with root;
+  // an "error" column instead of "#wrong"; tests named by "Running: ... <test>_perf" lines.
+  const auto set = read_import("dgx2-v100-old-format.log");
+  EXPECT_EQ(set.rows.size(), 186u) << dump_diagnostics(set);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kDuplicate), 0u) << dump_diagnostics(set);
+  const auto gather = rows_of(set, "all_gather");
+  ASSERT_EQ(gather.size(), 31u);
+  EXPECT_FALSE(gather[3]->op);
+  EXPECT_FALSE(gather[3]->root);
+  EXPECT_FALSE(gather[3]->wrong);  // "error" is a value, not a count of wrong elements
+  EXPECT_EQ(gather[3]->bytes, 48u);
+  EXPECT_EQ(gather.back()->status, RowStatus::kOk);
+  EXPECT_EQ(gather.front()->nranks, 12);
+  EXPECT_EQ(gather.front()->nodes, 1);
+  EXPECT_EQ(gather.front()->iterations, 20);
+  const auto reduce = rows_of(set, "all_reduce");
+  ASSERT_EQ(reduce.size(), 31u);
+  EXPECT_EQ(reduce[0]->op, ReduceOp::kSum);
+  EXPECT_DOUBLE_EQ(reduce.back()->time_us->reported, 127453);
+  const auto broadcast = rows_of(set, "broadcast", Placement::kInPlace);
+  ASSERT_EQ(broadcast.size(), 31u);
+  EXPECT_EQ(broadcast[0]->root, 0);
+  EXPECT_FALSE(broadcast[0]->op);
+  // Three runs, each its own id; the size that rounds to 0 bytes three times is measured three
+  // times in one run: the later ones are its next cycles, as nccl-tests' -N prints them.
+  std::set<std::string> ids;
+  for (const auto& r : set.rows) ids.insert(r.run_id.str());
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(gather[1]->bytes, 0u);
+  EXPECT_EQ(gather[1]->run_id, gather[0]->run_id);
+  EXPECT_FALSE(gather[0]->cycle);
+  EXPECT_EQ(gather[1]->cycle, 1);
+  EXPECT_EQ(gather[2]->cycle, 2);
+  EXPECT_NE(gather[0]->run_id, reduce[0]->run_id);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "3 run(s), 186 result row(s)"));
+}
+
+TEST(ImportNcclTestsText, LauncherPrefixesVersionsAndCollectiveName) {
+  // mpirun --tag-output: every line "[1,0]<stdout>:"; stderr noise between.
+  const auto set = read_import("nccl-tests-2.18-tag-output.log");
+  ASSERT_EQ(set.rows.size(), 16u) << dump_diagnostics(set);
+  const ReadRow& r = set.rows.front();
+  EXPECT_EQ(r.test, "all_reduce");  // "# Collective test starting: all_reduce_perf_mpi"
+  EXPECT_EQ(r.bytes, 1048576u);
+  EXPECT_EQ(r.nranks, 2);
+  EXPECT_EQ(r.nodes, 1);
+  EXPECT_EQ(r.iterations, 50);
+  EXPECT_EQ(r.warmup, 10);
+  EXPECT_DOUBLE_EQ(r.time_us->reported, 4366.46);
+  const ReadContext& c = set.contexts.at(r.run_id);
+  EXPECT_EQ(c.context.libraries.at("nccl-tests"), "2.18.0");
+  EXPECT_EQ(c.context.libraries.at("nccl"), "2.29.7");  // nccl-library=22907
+  EXPECT_EQ(c.devices.at(0), (std::pair<std::string, int>{"NVIDIA GeForce RTX 5090", 2}));
+}
+
+TEST(ImportNcclTestsText, NoneOpAndNotCheckedInPlace) {
+  // alltoall: redop "none"; in-place #wrong "N/A" (not checked).
+  const auto set = read_import("alltoall-rtx5090-issue287.txt");
+  ASSERT_EQ(set.rows.size(), 2u) << dump_diagnostics(set);
+  EXPECT_EQ(set.rows[0].test, "alltoall");
+  EXPECT_FALSE(set.rows[0].op);
+  EXPECT_EQ(set.rows[0].wrong, 0);
+  EXPECT_DOUBLE_EQ(*set.rows[0].algbw_gbps, 1715.44);
+  EXPECT_EQ(set.rows[1].placement, Placement::kInPlace);
+  EXPECT_FALSE(set.rows[1].wrong);
+  EXPECT_EQ(set.rows[1].nranks, 1);
+}
+
+TEST(ImportNcclTestsText, TableWithoutBannerStatesLess) {
+  // A pasted table: no banner, no device lines. What they would say stays unknown.
+  const auto set = read_import("sendrecv-a100-fragment.txt");
+  ASSERT_EQ(set.rows.size(), 8u) << dump_diagnostics(set);
+  const ReadRow& r = set.rows.front();
+  EXPECT_EQ(r.test, "sendrecv");
+  EXPECT_FALSE(r.op);  // old versions print "sum" for sendrecv; it reduces nothing
+  EXPECT_EQ(r.nranks, kNotStated);
+  EXPECT_EQ(r.nodes, kNotStated);
+  EXPECT_EQ(r.iterations, kNotStated);
+  EXPECT_EQ(r.warmup, kNotStated);
+  EXPECT_TRUE(set.contexts.at(r.run_id).context.hosts.empty());
+}
+
+std::string banner(std::string_view test) {
+  return fmt::format(
+      "# nccl-tests version 2.19.4 nccl-headers=21903 nccl-library=21903\n"
+      "# Collective test starting: {}_perf\n"
+      "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 1 iters: 20 "
+      "agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
+      "#\n# Using devices\n"
+      "#  Rank  0 Group  0 Pid    149 on     llm207 device  0 [0x56] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  1 Group  0 Pid    149 on     llm207 device  1 [0x57] NVIDIA A100-SXM4-80GB\n"
+      "#\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+      "(us)  (GB/s)  (GB/s)\n",
+      test);
+}
+
+TEST(ImportNcclTestsText, GarbageBetweenAndInsideTablesIsReportedByLine) {
+  const std::string text =
+      "mpirun noise before anything\n" + banner("all_reduce") +
+      "llm207:149:157 [1] NCCL INFO Channel 00/02 : 0 1\n"  // 12
+      "           8             2     float     sum      -1    10.00    0.00    0.00      0  "
+      "  10.00    0.00    0.00      0\n"  // 13
+      "          16             4     float     sum      -1    abc    0.00    0.00      0  "
+      "  10.00    0.00    0.00      0\n"        // 14
+      "          32             8     float\n"  // 15
+      "          64            16     quad      sum      -1    10.00    0.00    0.00      0  "
+      "  10.00    0.00    0.00      0\n"  // 16
+      "         128            32     float  mulsum      -1    10.00    0.00    0.00      0  "
+      "  10.00    0.00    0.00      0\n"  // 17
+      "         256            64     float     sum      -1    11.00    0.02    0.04      3  "
+      "  11.00    0.02    0.04      0\n"  // 18
+      "# Out of bounds values : 3 FAILED\n"
+      "# Avg bus bandwidth    : 0.01\n"
+      "         512           128     float     sum      -1    11.00    0.02    0.04      0  "
+      "  11.00    0.02    0.04      0\n"  // 21: after the table: noise, ignored
+      "         1024           256     float     sum      -1    11.0";  // 22: cut, outside
+  const auto set = read_results_texts({{"mixed.log", text}});
+  // Line 13 both placements, line 14 in-place only, line 18 both.
+  EXPECT_EQ(set.rows.size(), 5u) << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "is not a time", 14)) << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "a row of 3 value(s)", 15));
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "type \"quad\"", 16));
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "op \"mulsum\"", 17));
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kFailedStatus, "3 wrong elements", 18));
+  EXPECT_EQ(set.count(Diagnostic::Kind::kNotCollbench), 0u);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kInvalidJson), 0u);
+}
+
+TEST(ImportNcclTestsText, CutLastRowIsTruncated) {
+  const std::string text = banner("all_gather") +
+                           "           8             2     float    none      -1    10.00    "
+                           "0.00    0.00      0    10.00    0.00    0.00      0\n"
+                           "          16             4     float    none      -1    10.";
+  const auto set = read_results_texts({{"cut.txt", text}});
+  EXPECT_EQ(set.rows.size(), 2u);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kTruncated, "mid-row", 12)) << dump_diagnostics(set);
+}
+
+TEST(ImportNcclTestsText, RunsAreTheirTextCopiesAreDuplicates) {
+  const std::string row =
+      "           8             2     float     sum      -1    10.00    0.00    0.00      0    "
+      "10.00    0.00    0.00      0\n";
+  const std::string run_a = banner("all_reduce") + row;
+  const std::string run_b = banner("reduce_scatter") + row;
+  const auto set = read_results_texts({{"two.log", run_a + run_b + run_a}});
+  // The third run is the first again: its rows and context are duplicates.
+  EXPECT_EQ(set.rows.size(), 4u) << dump_diagnostics(set);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kDuplicate), 3u) << dump_diagnostics(set);
+  EXPECT_NE(set.rows[0].run_id, set.rows[2].run_id);
+  EXPECT_EQ(set.rows[2].test, "reduce_scatter");
+  // The same output in another file has the same ids.
+  const auto again = read_results_texts({{"a.log", run_a}, {"b.log", run_a}});
+  EXPECT_EQ(again.rows.size(), 2u);
+  EXPECT_EQ(again.count(Diagnostic::Kind::kDuplicate), 3u);
+}
+
+TEST(ImportNcclTestsText, ModesAndRunsWithoutRows) {
+  std::string blocking = banner("broadcast");
+  blocking.insert(blocking.find("#\n# Using"),
+                  "# Blocking Enabled: wait for completion and barrier after each collective \n");
+  std::string graph = banner("reduce");
+  graph.replace(graph.find("graph: 0"), 8, "graph: 5");
+  const std::string row =
+      "           8             2     float     sum       0    10.00    0.00    0.00      0    "
+      "10.00    0.00    0.00      0\n";
+  const std::string crashed =
+      "# nccl-tests version 2.19.7 nccl-headers=22304 nccl-library=22304\n"
+      "# Collective test starting: all_reduce_perf\n"
+      "Invalid number of GPUs: 297 requested but only 8 were found.\n";
+  const auto set = read_results_texts({{"modes.log", blocking + row + graph + row + crashed}});
+  ASSERT_EQ(set.rows.size(), 4u) << dump_diagnostics(set);
+  EXPECT_EQ(set.rows[0].mode, MeasureMode::kBlocking);
+  EXPECT_EQ(set.rows[0].root, 0);
+  EXPECT_EQ(set.rows[2].mode, MeasureMode::kGraph);
+  EXPECT_EQ(set.rows[2].graph_launches, 5);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "a run without result rows"))
+      << dump_diagnostics(set);
+}
+
+TEST(ImportNcclTestsText, UnnamedTestIsRefusedWithTheFix) {
+  std::string text = banner("all_reduce");
+  text.erase(text.find("# Collective"), text.find("# nThread") - text.find("# Collective"));
+  text +=
+      "           8             2     float     sum      -1    10.00    0.00    0.00      0    "
+      "10.00    0.00    0.00      0\n";
+  const auto unnamed = read_results_texts({{"results.txt", text}});
+  EXPECT_TRUE(unnamed.rows.empty());
+  EXPECT_TRUE(has(unnamed, Diagnostic::Kind::kBadRecord, "e.g. all_reduce_perf.log"))
+      << dump_diagnostics(unnamed);
+  // The file's name may say it.
+  const auto named = read_results_texts({{"all_reduce_perf-8gpu.txt", text}});
+  ASSERT_EQ(named.rows.size(), 2u);
+  EXPECT_EQ(named.rows[0].test, "all_reduce");
+}
+
+TEST(ImportNcclTestsJson, EveryField) {
+  const auto set = read_import("all_reduce_perf.json");
+  ASSERT_EQ(set.rows.size(), 16u) << dump_diagnostics(set);
+  const ReadRow& r = set.rows.front();
+  EXPECT_EQ(r.test, "all_reduce");  // args[0] ".../all_reduce_perf_mpi"
+  EXPECT_EQ(r.bytes, 1048576u);
+  EXPECT_EQ(r.count, 262144u);
+  EXPECT_EQ(r.dtype, DType::kFloat);
+  EXPECT_EQ(r.op, ReduceOp::kSum);
+  EXPECT_FALSE(r.root);  // "    -1"
+  EXPECT_EQ(r.placement, Placement::kOutOfPlace);
+  EXPECT_DOUBLE_EQ(r.time_us->reported, 4366.46);
+  EXPECT_DOUBLE_EQ(r.time_us->mean, 4366.46);  // no -a in args: nccl-tests' mean
+  EXPECT_TRUE(std::isnan(r.time_us->slowest));
+  EXPECT_DOUBLE_EQ(*r.algbw_gbps, 0.24);
+  EXPECT_DOUBLE_EQ(*r.busbw_gbps, 0.24);
+  EXPECT_EQ(r.wrong, 0);
+  EXPECT_EQ(r.nranks, 2);  // 2 processes × nthreads 1 × ngpus 1
+  EXPECT_EQ(r.nodes, 1);
+  EXPECT_EQ(r.iterations, 50);
+  EXPECT_EQ(r.warmup, 10);
+  EXPECT_EQ(r.mode, MeasureMode::kBatch);
+  expect_unrecorded(r);
+  EXPECT_EQ(set.rows[1].placement, Placement::kInPlace);
+  const ReadContext& c = set.contexts.at(r.run_id);
+  EXPECT_EQ(c.format, InputFormat::kNcclTestsJson);
+  EXPECT_EQ(c.context.libraries.at("nccl"), "2.29.7");
+  EXPECT_EQ(c.context.start_time, "2026-03-10 14:02:11");
+  EXPECT_EQ(c.context.command_line.at(1), "-b");
+  EXPECT_EQ(c.devices.at(0), (std::pair<std::string, int>{"NVIDIA GeForce RTX 5090", 2}));
+  EXPECT_EQ(set.diagnostics.size(), 1u) << dump_diagnostics(set);
+}
+
+TEST(ImportNcclTestsJson, AggregateBlockingAndNan) {
+  std::string text = import_text("all_reduce_perf.json");
+  auto replace = [&text](std::string_view from, std::string_view to) {
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("\"-n\",\"50\"", "\"-a\",\"3\",\"-n\",\"50\"");
+  replace("\"blocking_collectives\":\"false\"", "\"blocking_collectives\":\"true\"");
+  replace("\"bus_bw\":0.240000", "\"bus_bw\":\"nan\"");
+  const auto set = read_results_texts({{"x.json", text}});
+  ASSERT_EQ(set.rows.size(), 16u) << dump_diagnostics(set);
+  EXPECT_DOUBLE_EQ(set.rows[0].time_us->slowest, 4366.46);  // -a 3: the slowest rank's
+  EXPECT_TRUE(std::isnan(set.rows[0].time_us->mean));
+  EXPECT_EQ(set.rows[0].mode, MeasureMode::kBlocking);
+  EXPECT_FALSE(set.rows[0].busbw_gbps);
+}
+
+TEST(ImportNcclTestsJson, CutDocumentIsReadAsFarAsItGoes) {
+  const std::string text = import_text("all_reduce_perf.json");
+  // Killed while writing the fourth result (the writer closes the document only at the end).
+  const auto cut = text.substr(0, text.find("{\"size\":8388608") + 40);
+  const auto set = read_results_texts({{"cut.json", cut}});
+  EXPECT_EQ(set.rows.size(), 6u) << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kTruncated, "ends early")) << dump_diagnostics(set);
+  // Not even the first value complete: one problem, no rows.
+  const auto none = read_results_texts({{"none.json", text.substr(0, 30)}});
+  EXPECT_TRUE(none.rows.empty());
+  EXPECT_TRUE(has(none, Diagnostic::Kind::kInvalidJson, "not a readable nccl-tests JSON"))
+      << dump_diagnostics(none);
+}
+
+TEST(ImportNcclTestsJson, NewerVersionAndUnnamedProgram) {
+  std::string text = import_text("all_reduce_perf.json");
+  text.replace(text.find("\"version\":1"), 11, "\"version\":7");
+  text.replace(text.find("all_reduce_perf_mpi"), 19, "a_benchmark");
+  const auto set = read_results_texts({{"results.json", text}});
+  EXPECT_TRUE(set.rows.empty());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "version 7 is newer"));
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "e.g. all_reduce_perf.json"))
+      << dump_diagnostics(set);
+}
+
+}  // namespace
+}  // namespace collbench::report
