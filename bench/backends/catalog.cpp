@@ -43,6 +43,13 @@ const BackendDescriptor& nccl_backend_descriptor() {
                Kind::kInteger, 0, 1 << 16, std::int64_t{-1}},
               require_net("exit 3 before measuring unless the traffic between ranks uses this "
                           "network (e.g. Libfabric, efa, IB, Socket; none for single-node runs)"),
+              {"-y,--stream_null", backend_option::kStreamNull,
+               "1: run on CUDA's legacy default (null) stream, as nccl-tests -y 1 (not with -G)",
+               Kind::kInteger, 0, 1, std::int64_t{0}},
+              {"-x,--cta_policy", backend_option::kCtaPolicy,
+               "NCCL CTA policy of the communicator: 0 default, 1 efficiency, 2 zero (NCCL 2.28+; "
+               "default: not set)",
+               Kind::kInteger, -1, 2, std::int64_t{-1}},
           },
   };
   return d;

@@ -15,6 +15,8 @@ namespace backend_option {
 inline constexpr std::string_view kRegisterBuffers = "register_buffers";
 inline constexpr std::string_view kDevice = "device";
 inline constexpr std::string_view kRequireNet = "require_net";
+inline constexpr std::string_view kStreamNull = "stream_null";
+inline constexpr std::string_view kCtaPolicy = "cta_policy";
 }  // namespace backend_option
 
 const BackendDescriptor& mpi_backend_descriptor();

@@ -11,17 +11,7 @@ const CollectiveSpec& all_gather_spec() {
       .kind = TestKind::kCollective,
       .has_in_place = true,
       .primitives = {Primitive::kAllGather},
-      // The size is the gathered buffer; each rank contributes 1/n of it and, in place, its
-      // block already sits at its slot of the output.
-      .layout =
-          [](std::size_t count, int n) {
-            Layout l;
-            l.param_count = count / static_cast<std::size_t>(n);
-            l.send_count = l.param_count;
-            l.recv_count = l.param_count * static_cast<std::size_t>(n);
-            l.send_inplace_offset = l.param_count;
-            return l;
-          },
+      .layout = gathered_layout,
       .bus_factor = factor_n_minus_1_over_n,
       .alg_bytes = all_ranks_bytes,
       .transfers_per_iteration = one_transfer,

@@ -13,9 +13,9 @@ const CollectiveSpec& alltoall_spec() {
       // NCCL builds all-to-all from grouped sends and receives, which must not share a buffer.
       .primitives = {Primitive::kAllToAll},
       .layout =
-          [](std::size_t count, int n) {
+          [](std::size_t count, int n, std::size_t es) {
             Layout l;
-            l.param_count = count / static_cast<std::size_t>(n);  // elements per peer
+            l.param_count = per_rank_count(count, n, es);  // elements per peer
             l.send_count = l.recv_count = l.param_count * static_cast<std::size_t>(n);
             return l;
           },

@@ -13,6 +13,8 @@ const CollectiveSpec& reduce_scatter_spec();
 const CollectiveSpec& broadcast_spec();
 const CollectiveSpec& reduce_spec();
 const CollectiveSpec& alltoall_spec();
+const CollectiveSpec& gather_spec();
+const CollectiveSpec& scatter_spec();
 const CollectiveSpec& sendrecv_spec();
 const CollectiveSpec& latency_spec();
 const CollectiveSpec& bw_spec();

@@ -12,16 +12,7 @@ const CollectiveSpec& reduce_scatter_spec() {
       .reduces = true,
       .has_in_place = true,
       .primitives = {Primitive::kReduceScatter},
-      // The size is the input buffer; in place, rank r's block of the result lands at offset r.
-      .layout =
-          [](std::size_t count, int n) {
-            Layout l;
-            l.param_count = count / static_cast<std::size_t>(n);
-            l.recv_count = l.param_count;
-            l.send_count = l.param_count * static_cast<std::size_t>(n);
-            l.recv_inplace_offset = l.param_count;
-            return l;
-          },
+      .layout = scattered_layout,
       .bus_factor = factor_n_minus_1_over_n,
       .alg_bytes = all_ranks_bytes,
       .transfers_per_iteration = one_transfer,

@@ -2,12 +2,15 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "backends.h"
 #include "backends/catalog.h"
+#include "collbench/agreement.h"
 #include "collbench/cli.h"
 #include "collbench/context_builder.h"
 #include "collbench/error.h"
@@ -86,9 +89,22 @@ ExitCode verdict(const Options& options, const RunTotals& totals, int rank) {
 }
 
 ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
-  const ParseResult parsed = parse_command_line(argc, argv, all_specs(), backend_catalog());
+  ParseResult parsed;
+  std::string usage_error;
+  try {
+    parsed = parse_command_line(argc, argv, all_specs(), backend_catalog());
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::kUsage) throw;
+    usage_error = e.what();
+  }
+  // Before anything else crosses the bootstrap: ranks given different options would measure
+  // different things, and hang or report wrong data.
+  agree_on_command_line(bootstrap, parsed, usage_error);
   if (!parsed.exit_text.empty()) {
-    if (bootstrap.rank() == 0) std::fputs(parsed.exit_text.c_str(), stdout);
+    if (bootstrap.rank() == 0 &&
+        (std::fputs(parsed.exit_text.c_str(), stdout) == EOF || std::fflush(stdout) != 0)) {
+      throw_runtime("stdout: write failed ({})", std::strerror(errno));
+    }
     return ExitCode::kOk;
   }
   const Options& options = parsed.options;
@@ -105,8 +121,17 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   std::unique_ptr<Backend> backend;
   std::atomic<Backend*> started{nullptr};
   Watchdog watchdog(bootstrap, options.timeout_s, [&](const std::string& report) {
-    if (Backend* b = started.load()) b->abort();
-    bootstrap.abort(exit_status(ExitCode::kRuntime), report);
+    std::string message = report;
+    if (Backend* b = started.load()) {
+      // What the library knows of the hang (NCCL: the rank behind, from its RAS service), asked
+      // before abort() tears the library down.
+      if (const auto diagnosis = b->diagnose_hang()) {
+        std::fprintf(stderr, "collbench: rank %d: %s\n", bootstrap.rank(), diagnosis->c_str());
+        message += "; " + *diagnosis;
+      }
+      b->abort();
+    }
+    bootstrap.abort(exit_status(ExitCode::kRuntime), message);
   });
   watchdog.arm(fmt::format("start-up of the {} backend", chosen.name), 1);
   backend = make_backend(chosen, options, args, bootstrap);

@@ -43,6 +43,21 @@ TEST(DeviceChoice, OptionOverridesEnvironment) {
   EXPECT_EQ(c.reason, "--device 2");
 }
 
+TEST(DeviceChoice, NcclTestsDeviceIsEveryLocalRanksGpuAfterCollbenchDevice) {
+  // nccl-tests -g 1: every process of the host starts at NCCL_TESTS_DEVICE.
+  for (int local_rank : {0, 3}) {
+    const DeviceChoice c = choose_device(-1, nullptr, local_rank, 4, 8, "node1", "5");
+    EXPECT_EQ(c.ordinal, 5);
+    EXPECT_EQ(c.reason, "NCCL_TESTS_DEVICE=5");
+  }
+  EXPECT_EQ(choose_device(-1, "1", 3, 4, 8, "node1", "5").reason, "COLLBENCH_DEVICE=1");
+  EXPECT_EQ(choose_device(2, nullptr, 3, 4, 8, "node1", "5").reason, "--device 2");
+  const std::string bad = usage_error([] { choose_device(-1, nullptr, 0, 1, 2, "h", "2"); });
+  EXPECT_NE(bad.find("NCCL_TESTS_DEVICE=2: only 2 GPUs are visible"), std::string::npos) << bad;
+  const std::string junk = usage_error([] { choose_device(-1, nullptr, 0, 1, 2, "h", "gpu1"); });
+  EXPECT_NE(junk.find("NCCL_TESTS_DEVICE=gpu1: expected a GPU ordinal"), std::string::npos) << junk;
+}
+
 TEST(DeviceChoice, OptionBeyondVisibleGpus) {
   const std::string m = usage_error([] { choose_device(1, nullptr, 0, 1, 1, "h200-box"); });
   EXPECT_NE(m.find("--device 1"), std::string::npos) << m;

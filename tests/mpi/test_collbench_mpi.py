@@ -17,8 +17,8 @@ COLLBENCH = os.environ["COLLBENCH"]
 SCHEMA = os.environ["COLLBENCH_SCHEMA"]
 CORRUPT_LIB = os.environ.get("COLLBENCH_CORRUPT_LIB", "")
 
-TESTS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv",
-         "latency", "bw", "bibw"]
+TESTS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "gather",
+         "scatter", "sendrecv", "latency", "bw", "bibw"]
 POINT_TO_POINT = {"latency", "bw", "bibw"}
 REDUCING = {"all_reduce", "reduce_scatter", "reduce"}
 DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
@@ -89,7 +89,7 @@ class Matrix(Workdir):
             self.assertEqual(row["status"], "ok", row)
             self.assertEqual(row["wrong"], 0, row)
             self.assertEqual(row["nranks"], np)
-            if row["test"] in ("broadcast", "reduce"):
+            if row["test"] in ("broadcast", "reduce", "gather", "scatter"):
                 self.assertEqual(row["root"], np - 1)
         # Every combination was either measured or reported as unsupported: none skipped silently.
         for test in TESTS:
@@ -150,11 +150,14 @@ class Modes(Workdir):
             self.assertLessEqual(r["time_us"]["mean"], r["time_us"]["slowest"])
 
     def test_rooted_collectives_with_last_rank_as_root(self):
-        p = mpirun(4, ["broadcast,reduce", "-r", "3", "-d", "int32,double", "-o", "all", "-b", "4", "-e", "16K",
-                       "-f", "4", "--backend", "mpi", "--jsonl", self.jsonl])
+        p = mpirun(4, ["broadcast,reduce,gather,scatter", "-r", "3", "-d", "int32,double", "-o", "all", "-b", "4",
+                       "-e", "16K", "-f", "4", "--backend", "mpi", "--jsonl", self.jsonl])
         self.assertEqual(p.returncode, 0, p.stderr)
         rows = read_jsonl(self.jsonl)[1:]
-        self.assertTrue(rows)
+        self.assertEqual({r["test"] for r in rows}, {"broadcast", "reduce", "gather", "scatter"})
+        # In place and out of place, as nccl-tests measures both.
+        self.assertEqual({r["placement"] for r in rows if r["test"] in ("gather", "scatter")},
+                         {"in-place", "out-of-place"})
         self.assertTrue(all(r["root"] == 3 and r["wrong"] == 0 for r in rows))
 
 
@@ -290,7 +293,8 @@ class BadInput(Workdir):
 
     def test_size_that_cannot_fit_in_memory(self):
         # Checked before anything is allocated: no attempt, no core dump, a suggestion that fits.
-        self.expect_usage_error(2, ["all_gather", "-b", "1M", "-e", "64T"], ["-e 64 TiB", "lower -e", "fits"])
+        self.expect_usage_error(2, ["all_gather", "-b", "1M", "-e", "64T", "-f", "2"],
+                                ["-e 64 TiB", "lower -e", "fits"])
 
     def test_unwritable_jsonl(self):
         p = mpirun(2, ["-b", "8", "-e", "8", "--backend", "mpi", "--jsonl", "/nonexistent-dir/out.jsonl"])

@@ -11,7 +11,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
 import test_collbench_mpi as mpi  # noqa: E402  (shared launcher, schema and fault helpers)
 
-OFI_TESTS = ["latency", "bw", "bibw", "sendrecv", "alltoall"]
+OFI_TESTS = ["latency", "bw", "bibw", "sendrecv", "alltoall", "gather", "scatter"]
 COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"]
 
 

@@ -216,7 +216,7 @@ class Local(Temp):
             self.assertEqual({x["bytes"] for x in results if x["test"] == "all_reduce"},
                              {8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288})
             self.assertEqual(records[0]["nranks"], 4)
-        self.assertEqual(len(tests), 10, tests)
+        self.assertEqual(len(tests), 12, tests)  # `all`: every test collbench has
 
 
 class FakeSlurm(Temp):
@@ -244,6 +244,14 @@ class FakeSlurm(Temp):
         with open(path, "w") as f:
             f.write("#!/usr/bin/python3\n" + textwrap.dedent(body))
         os.chmod(path, 0o755)
+
+    def squeue_that_forgot_every_job(self):
+        # As after MinJobAge: squeue knows no job, so the jobs' own files decide.
+        self.fake("squeue", """\
+            import sys
+            sys.stderr.write("slurm_load_jobs error: Invalid job id specified\\n")
+            sys.exit(1)
+            """)
 
     def sbatch_that_accepts(self, delay=0.0):
         # Assigns increasing job ids under a lock, logs the job name, checks the env file exists.
@@ -339,11 +347,7 @@ class Submit(FakeSlurm):
     def test_resubmits_failed_runs_only_when_asked(self):
         self.sbatch_that_accepts()
         # squeue no longer knows any job (as after MinJobAge): the job's files decide.
-        self.fake("squeue", """\
-            import sys
-            sys.stderr.write("slurm_load_jobs error: Invalid job id specified\\n")
-            sys.exit(1)
-            """)
+        self.squeue_that_forgot_every_job()
         args = [self.campaign, "--collbench", COLLBENCH, "--results", self.results]
         r = sweep("submit", *args, path=self.path())
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

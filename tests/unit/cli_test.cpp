@@ -290,5 +290,64 @@ TEST(Cli, PointToPointNeedsTwoRanks) {
   EXPECT_NO_THROW(validate_for_world(parse({"all_reduce"}).options, 1, all_specs()));
 }
 
+TEST(Cli, ListsThatNameNothingAreRefused) {
+  EXPECT_NE(usage_error({""}).find("names nothing"), std::string::npos);
+  EXPECT_NE(usage_error({","}).find("names nothing"), std::string::npos);
+  EXPECT_NE(usage_error({"-d", ","}).find("-d ','"), std::string::npos);
+  EXPECT_NE(usage_error({"-o", ",,"}).find("-o ',,'"), std::string::npos);
+  // Given but empty is not the default: the value was lost somewhere.
+  EXPECT_NE(usage_error({"-d", ""}).find("empty value"), std::string::npos);
+  EXPECT_NE(usage_error({"-n", ""}).find("empty value"), std::string::npos);
+  EXPECT_NE(usage_error({"--jsonl", ""}).find("--jsonl"), std::string::npos);
+  EXPECT_NE(usage_error({"-J", ""}).find("''"), std::string::npos);
+  EXPECT_NE(usage_error({"--backend", ""}).find("empty value"), std::string::npos);
+}
+
+TEST(Cli, DuplicatesAreRefusedNamingTheItem) {
+  EXPECT_NE(usage_error({"all_reduce,all_reduce"}).find("all_reduce is named twice"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"all_reduce", "all_reduce"}).find("all_reduce is named twice"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"all,bw"}).find("bw is named twice"), std::string::npos);
+  EXPECT_NE(usage_error({"-d", "float,float"}).find("float is named twice"), std::string::npos);
+  EXPECT_NE(usage_error({"-d", "all,double"}).find("double is named twice"), std::string::npos);
+  EXPECT_NE(usage_error({"-o", "max,sum,max"}).find("max is named twice"), std::string::npos);
+  EXPECT_EQ(parse({"-d", "float,double", "-o", "sum,max"}).options.dtypes.size(), 2u);
+}
+
+TEST(Cli, BoundsAreStated) {
+  EXPECT_NE(usage_error({"-n", "100000001"}).find("1 to 100000000"), std::string::npos);
+  EXPECT_NE(usage_error({"-f", "2000000"}).find("1048576"), std::string::npos);
+  EXPECT_NE(usage_error({"-m", "2000000"}).find("1 to 1048576"), std::string::npos);
+  EXPECT_NE(usage_error({"-e", "2000000T"}).find("2^60"), std::string::npos);
+  EXPECT_NE(usage_error({"-b", "1", "-e", "1T", "-i", "1"}).find("1000000"), std::string::npos);
+}
+
+TEST(Cli, SizeRangesThatMeasureNothingAreRefused) {
+  const auto refused = [](std::initializer_list<const char*> args, int nranks) {
+    try {
+      validate_for_world(parse(args).options, nranks, all_specs());
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kUsage);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // 0 times -f stays 0: the sweep is 0 B alone.
+  EXPECT_NE(refused({"-b", "0", "-e", "1K", "-f", "2"}, 2).find("nothing would be measured"),
+            std::string::npos);
+  EXPECT_NE(refused({"-b", "1", "-e", "7", "-d", "double"}, 1).find("raise -e to 8"),
+            std::string::npos);
+  // alltoall needs 16 bytes per rank (nccl-tests' unit): 32 B on 4 ranks holds none.
+  EXPECT_NE(refused({"alltoall", "-b", "8", "-e", "32", "-f", "2"}, 4).find("raise -e to 64"),
+            std::string::npos);
+  EXPECT_EQ(refused({"-b", "0", "-e", "1K", "-i", "256"}, 2), "");
+  EXPECT_EQ(refused({"alltoall", "-b", "64", "-e", "64"}, 4), "");
+}
+
+TEST(Cli, AllOnOneRankLeavesThePointToPointTestsToTheRunner) {
+  EXPECT_NO_THROW(validate_for_world(parse({"all", "-b", "8", "-e", "8"}).options, 1, all_specs()));
+}
+
 }  // namespace
 }  // namespace collbench

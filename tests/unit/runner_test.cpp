@@ -89,7 +89,7 @@ std::size_t expected_rows(const Options& o, int nranks) {
     for (DType t : o.dtypes) {
       for (std::uint64_t size :
            size_sequence(o.min_bytes, o.max_bytes, o.step_factor, o.step_bytes)) {
-        if (spec->layout(size / size_of(t), nranks).param_count == 0) continue;
+        if (spec->layout(size / size_of(t), nranks, size_of(t)).param_count == 0) continue;
         const std::size_t pairs = spec->kind == TestKind::kPointToPoint
                                       ? (o.pairs == PairMode::kAll ? nranks / 2 : 1)
                                       : 1;

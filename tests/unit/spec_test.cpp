@@ -16,8 +16,8 @@ TEST(Specs, RegistryHoldsEveryTestOnce) {
   std::vector<std::string_view> names;
   for (const auto* s : all_specs()) names.push_back(s->name);
   EXPECT_EQ(names, (std::vector<std::string_view>{"all_reduce", "all_gather", "reduce_scatter",
-                                                  "broadcast", "reduce", "alltoall", "sendrecv",
-                                                  "latency", "bw", "bibw"}));
+                                                  "broadcast", "reduce", "alltoall", "gather",
+                                                  "scatter", "sendrecv", "latency", "bw", "bibw"}));
 }
 
 TEST(Specs, BusFactorsAreNcclTests) {
@@ -27,6 +27,8 @@ TEST(Specs, BusFactorsAreNcclTests) {
     EXPECT_DOUBLE_EQ(spec("all_gather").bus_factor(n), (nd - 1) / nd);
     EXPECT_DOUBLE_EQ(spec("reduce_scatter").bus_factor(n), (nd - 1) / nd);
     EXPECT_DOUBLE_EQ(spec("alltoall").bus_factor(n), (nd - 1) / nd);
+    EXPECT_DOUBLE_EQ(spec("gather").bus_factor(n), (nd - 1) / nd);
+    EXPECT_DOUBLE_EQ(spec("scatter").bus_factor(n), (nd - 1) / nd);
     EXPECT_DOUBLE_EQ(spec("broadcast").bus_factor(n), 1.0);
     EXPECT_DOUBLE_EQ(spec("reduce").bus_factor(n), 1.0);
     EXPECT_DOUBLE_EQ(spec("sendrecv").bus_factor(n), 1.0);
@@ -34,7 +36,7 @@ TEST(Specs, BusFactorsAreNcclTests) {
 }
 
 TEST(Specs, AllReduceLayout) {
-  const Layout l = spec("all_reduce").layout(1000, 4);
+  const Layout l = spec("all_reduce").layout(1000, 4, 4);
   EXPECT_EQ(l.param_count, 1000u);
   EXPECT_EQ(l.send_count, 1000u);
   EXPECT_EQ(l.recv_count, 1000u);
@@ -43,20 +45,25 @@ TEST(Specs, AllReduceLayout) {
 
 TEST(Specs, AllGatherCountsTheGatheredBuffer) {
   // 1 MiB of floats on 4 ranks: each rank sends 65536 elements and receives 262144.
-  const Layout l = spec("all_gather").layout(262144, 4);
+  const Layout l = spec("all_gather").layout(262144, 4, 4);
   EXPECT_EQ(l.param_count, 65536u);
   EXPECT_EQ(l.send_count, 65536u);
   EXPECT_EQ(l.recv_count, 262144u);
   EXPECT_EQ(l.send_inplace_offset, 65536u);
   EXPECT_EQ(l.recv_inplace_offset, 0u);
   EXPECT_EQ(spec("all_gather").alg_bytes(l, 4, 4), 1u << 20);
-  // Rounded down to a whole element per rank, as nccl-tests does.
-  EXPECT_EQ(spec("all_gather").layout(10, 3).recv_count, 9u);
-  EXPECT_EQ(spec("all_gather").layout(2, 4).param_count, 0u);
+  // Each rank's share rounded down to whole 16-byte units, as nccl-tests does: 40 floats on 3
+  // ranks are 13 each, 12 in whole units; 10 bytes of int8 on 3 ranks are no whole unit.
+  EXPECT_EQ(spec("all_gather").layout(40, 3, 4).recv_count, 36u);
+  EXPECT_EQ(spec("all_gather").layout(2, 4, 4).param_count, 0u);
+  EXPECT_EQ(spec("all_gather").layout(100, 3, 1).param_count, 32u);
+  EXPECT_EQ(spec("all_gather").layout(100, 3, 8).param_count, 32u);
+  EXPECT_EQ(spec("reduce_scatter").layout(1000, 3, 2).param_count, 328u);
+  EXPECT_EQ(spec("alltoall").layout(1000, 6, 4).param_count, 164u);
 }
 
 TEST(Specs, ReduceScatterCountsTheInputBuffer) {
-  const Layout l = spec("reduce_scatter").layout(262144, 4);
+  const Layout l = spec("reduce_scatter").layout(262144, 4, 4);
   EXPECT_EQ(l.param_count, 65536u);
   EXPECT_EQ(l.send_count, 262144u);
   EXPECT_EQ(l.recv_count, 65536u);
@@ -66,7 +73,7 @@ TEST(Specs, ReduceScatterCountsTheInputBuffer) {
 }
 
 TEST(Specs, AllToAllCountsPerPeer) {
-  const Layout l = spec("alltoall").layout(262144, 4);
+  const Layout l = spec("alltoall").layout(262144, 4, 4);
   EXPECT_EQ(l.param_count, 65536u);
   EXPECT_EQ(l.send_count, 262144u);
   EXPECT_EQ(l.recv_count, 262144u);
@@ -74,11 +81,45 @@ TEST(Specs, AllToAllCountsPerPeer) {
   EXPECT_FALSE(spec("alltoall").has_in_place);
 }
 
+// nccl-tests' gather and scatter: the size is the whole gathered (scattered) buffer, each rank's
+// block a 16-byte multiple; in place, a rank's block sits at its slot of the root's buffer.
+TEST(Specs, GatherAndScatterCountTheRootsWholeBuffer) {
+  const Layout g = spec("gather").layout(1000, 3, 4);
+  EXPECT_EQ(g.param_count, 332u);
+  EXPECT_EQ(g.send_count, 332u);
+  EXPECT_EQ(g.recv_count, 996u);
+  EXPECT_EQ(g.send_inplace_offset, 332u);
+  EXPECT_EQ(spec("gather").alg_bytes(g, 4, 3), 3984u);
+  const Layout s = spec("scatter").layout(1000, 3, 4);
+  EXPECT_EQ(s.param_count, 332u);
+  EXPECT_EQ(s.send_count, 996u);
+  EXPECT_EQ(s.recv_count, 332u);
+  EXPECT_EQ(s.recv_inplace_offset, 332u);
+  for (const char* rooted : {"gather", "scatter"}) {
+    EXPECT_TRUE(spec(rooted).rooted) << rooted;
+    EXPECT_TRUE(spec(rooted).has_in_place) << rooted;
+    EXPECT_FALSE(spec(rooted).reduces) << rooted;
+  }
+  // Only the root's gathered buffer is defined: block r from rank r.
+  EXPECT_FALSE(spec("gather").expect(ExpectContext{g, 0, 3, 1, {}}));
+  const auto at_root = spec("gather").expect(ExpectContext{g, 1, 3, 1, {}});
+  ASSERT_TRUE(at_root);
+  EXPECT_EQ(at_root->count, 996u);
+  EXPECT_EQ(at_root->block, 332u);
+  // Rank 2 of a scatter from root 1 holds the root's block 2.
+  const auto rank2 = spec("scatter").expect(ExpectContext{s, 2, 3, 1, {}});
+  ASSERT_TRUE(rank2);
+  EXPECT_EQ(rank2->count, 332u);
+  EXPECT_EQ(rank2->source_rank, 1);
+  EXPECT_EQ(rank2->index_offset, 664u);
+  EXPECT_EQ(rank2->block, 0u);
+}
+
 TEST(Specs, PointToPointTimesPerTransfer) {
   EXPECT_EQ(spec("latency").transfers_per_iteration(64), 2) << "half the round trip";
   EXPECT_EQ(spec("bw").transfers_per_iteration(64), 64);
   EXPECT_EQ(spec("bibw").transfers_per_iteration(8), 8);
-  const Layout l = spec("bibw").layout(1000, 2);
+  const Layout l = spec("bibw").layout(1000, 2, 4);
   EXPECT_EQ(spec("bibw").alg_bytes(l, 4, 2), 8000u) << "both directions";
   EXPECT_EQ(spec("bw").alg_bytes(l, 4, 2), 4000u);
   for (const char* p2p : {"latency", "bw", "bibw"}) {
@@ -98,7 +139,7 @@ TEST(Specs, RootedAndReducing) {
 }
 
 TEST(Specs, ReduceOnlyChecksTheRoot) {
-  const Layout l = spec("reduce").layout(100, 4);
+  const Layout l = spec("reduce").layout(100, 4, 4);
   EXPECT_FALSE(spec("reduce").expect(ExpectContext{l, 1, 4, 2, {}}));
   EXPECT_TRUE(spec("reduce").expect(ExpectContext{l, 2, 4, 2, {}}));
 }

@@ -187,6 +187,21 @@ class MpiBackend final : public Backend {
         MPI_CHECK(MPI_Alltoall(in_place ? MPI_IN_PLACE : a.send, count, move_type(a.dtype), a.recv,
                                count, move_type(a.dtype), comm_));
         break;
+      case Primitive::kGather: {
+        // In place, the root's block already sits at its slot of the output (NCCL's rule).
+        const bool root = rank_ == a.root;
+        MPI_CHECK(MPI_Gather(root && in_place ? MPI_IN_PLACE : a.send, count, move_type(a.dtype),
+                             root ? a.recv : nullptr, count, move_type(a.dtype), a.root, comm_));
+        break;
+      }
+      case Primitive::kScatter: {
+        // In place, the root keeps its own block where it is in the input.
+        const bool root = rank_ == a.root;
+        MPI_CHECK(MPI_Scatter(root ? a.send : nullptr, count, move_type(a.dtype),
+                              root && in_place ? MPI_IN_PLACE : a.recv, count, move_type(a.dtype),
+                              a.root, comm_));
+        break;
+      }
       case Primitive::kSend:
         if (in_group_) {
           requests_.emplace_back();

@@ -21,6 +21,9 @@
 #include "collbench/types.h"
 #include "nccl_debug_capture.h"
 #include "nccl_log.h"
+#include "nccl_ras_client.h"
+#include "nccl_ras_report.h"
+#include "nccl_registration.h"
 #include "nccl_rules.h"
 #include "nccl_types.h"
 
@@ -28,6 +31,11 @@ namespace collbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// NCCL_VERSION(X, Y, Z) of NCCL 2.9 and later: the versions whose behaviour collbench checks.
+constexpr int kNccl2_24 = 22400;  ///< the RAS service
+constexpr int kNccl2_28 = 22800;  ///< ncclConfig_t::CTAPolicy
+constexpr int kNccl2_30 = 23000;  ///< NCCL_MULTI_RANK_GPU_ENABLE
 
 /// NCCL entry points newer than the oldest NCCL collbench runs with, looked up at run time so that
 /// the binary starts with any libnccl.so.2 and says what is missing only when it is asked for.
@@ -40,6 +48,10 @@ struct OptionalApi {
   ncclResult_t (*ncclCommWindowRegister)(ncclComm_t, void*, size_t, ncclWindow_t*,
                                          int) = nullptr;                         // 2.27
   ncclResult_t (*ncclCommWindowDeregister)(ncclComm_t, ncclWindow_t) = nullptr;  // 2.27
+  ncclResult_t (*ncclGather)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,
+                             cudaStream_t) = nullptr;  // 2.28
+  ncclResult_t (*ncclScatter)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,
+                              cudaStream_t) = nullptr;  // 2.28
 
   static OptionalApi load() {
     OptionalApi api;
@@ -49,6 +61,8 @@ struct OptionalApi {
     lookup(api.ncclCommDeregister, "ncclCommDeregister");
     lookup(api.ncclCommWindowRegister, "ncclCommWindowRegister");
     lookup(api.ncclCommWindowDeregister, "ncclCommWindowDeregister");
+    lookup(api.ncclGather, "ncclGather");
+    lookup(api.ncclScatter, "ncclScatter");
     return api;
   }
 
@@ -119,9 +133,12 @@ class NcclBackend final : public Backend {
         register_mode_(static_cast<int>(args.integer(backend_option::kRegisterBuffers))),
         device_option_(static_cast<int>(args.integer(backend_option::kDevice))),
         require_net_(args.text(backend_option::kRequireNet)),
+        stream_null_(args.integer(backend_option::kStreamNull) != 0),
+        cta_policy_(static_cast<int>(args.integer(backend_option::kCtaPolicy))),
         bootstrap_(bootstrap),
         api_(OptionalApi::load()) {
     ncclGetVersion(&nccl_version_);  // does not log: safe before the capture is set up
+    check_stream_and_policy();
     select_device();
     check_registration_support();
     capture_ = std::make_unique<nccl::DebugCapture>(bootstrap_.hostname());
@@ -211,6 +228,20 @@ class NcclBackend final : public Backend {
         NCCL_CHECK(ncclGroupEnd());
         break;
       }
+      case Primitive::kGather:
+        if (api_.ncclGather) {
+          NCCL_CHECK(api_.ncclGather(a.send, a.recv, a.count, type, a.root, comm_, stream));
+        } else {
+          rooted_exchange(a, type, stream);
+        }
+        break;
+      case Primitive::kScatter:
+        if (api_.ncclScatter) {
+          NCCL_CHECK(api_.ncclScatter(a.send, a.recv, a.count, type, a.root, comm_, stream));
+        } else {
+          rooted_exchange(a, type, stream);
+        }
+        break;
       case Primitive::kSend:
         NCCL_CHECK(ncclSend(a.send, a.count, type, a.peer, comm_, stream));
         break;
@@ -255,6 +286,39 @@ class NcclBackend final : public Backend {
     if (r.handle) NCCL_CHECK(api_.ncclCommDeregister(comm_, r.handle));
   }
 
+  /// Asks NCCL's RAS service (2.24+) twice, a second apart, which ranks are behind in which
+  /// collective, and names them with host and PID. Bounded: each query gives up after 4 s.
+  std::optional<std::string> diagnose_hang() noexcept override {
+    try {
+      if (nccl_version_ < kNccl2_24) return std::nullopt;
+      if (const auto enabled = env("NCCL_RAS_ENABLE"); enabled && *enabled == "0") {
+        return "NCCL RAS: off (NCCL_RAS_ENABLE=0), so NCCL cannot say which rank is behind";
+      }
+      nccl::RasQueryOptions query;
+      query.deadline_s = 4;
+      query.collective_timeout_s = 2;
+      if (const auto address = env("NCCL_RAS_ADDR")) {
+        const auto parsed = nccl::parse_ras_address(*address);
+        if (!parsed) return std::nullopt;
+        query.address = *parsed;
+      }
+      std::optional<nccl::RasReport> snapshots[2];
+      for (auto& snapshot : snapshots) {
+        if (&snapshot != &snapshots[0]) std::this_thread::sleep_for(std::chrono::seconds(1));
+        const nccl::RasExchange exchange = nccl::query_ras(query);
+        if (!exchange.ok()) return fmt::format("NCCL RAS: {}", exchange.error);
+        std::string error;
+        snapshot = nccl::parse_ras_report(exchange.report, &error);
+        if (!snapshot) return fmt::format("NCCL RAS: its report could not be read: {}", error);
+      }
+      const auto lagging = nccl::lagging_ranks(*snapshots[0], *snapshots[1]);
+      if (!lagging) return std::nullopt;
+      return fmt::format("NCCL RAS: {}", *lagging);
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+
   void abort() noexcept override {
     // Called from the watchdog thread. NCCL calls stay on the main thread: it sees the request in
     // its polling loop, aborts the communicator and throws. Give it a moment to do so.
@@ -268,6 +332,36 @@ class NcclBackend final : public Backend {
     void* handle = nullptr;
     ncclWindow_t window = nullptr;
   };
+
+  /// Gather and scatter before NCCL 2.28 (which has ncclGather and ncclScatter), as nccl-tests
+  /// builds them: grouped sends and receives between the root and every rank, itself included.
+  /// In place, the root's own block is already where it belongs.
+  void rooted_exchange(const CollArgs& a, ncclDataType_t type, cudaStream_t stream) {
+    const bool gather = a.primitive == Primitive::kGather;
+    const std::size_t block = a.count * size_of(a.dtype);
+    const bool own_block_in_place = a.placement == Placement::kInPlace;
+    NCCL_CHECK(ncclGroupStart());
+    if (rank_ == a.root) {
+      for (int peer = 0; peer < nranks_; ++peer) {
+        if (peer == rank_ && own_block_in_place) continue;
+        const std::size_t at = block * static_cast<std::size_t>(peer);
+        if (gather) {
+          NCCL_CHECK(ncclRecv(static_cast<char*>(a.recv) + at, a.count, type, peer, comm_, stream));
+        } else {
+          NCCL_CHECK(
+              ncclSend(static_cast<const char*>(a.send) + at, a.count, type, peer, comm_, stream));
+        }
+      }
+    }
+    if (!(rank_ == a.root && own_block_in_place)) {
+      if (gather) {
+        NCCL_CHECK(ncclSend(a.send, a.count, type, a.root, comm_, stream));
+      } else {
+        NCCL_CHECK(ncclRecv(a.recv, a.count, type, a.root, comm_, stream));
+      }
+    }
+    NCCL_CHECK(ncclGroupEnd());
+  }
 
   // --- construction steps -------------------------------------------------------------------
 
@@ -283,12 +377,12 @@ class NcclBackend final : public Backend {
                 "hosts without GPUs",
                 bootstrap_.hostname(), probe.error));
       }
-      const char* env_device = std::getenv("COLLBENCH_DEVICE");
       const nccl::DeviceChoice choice =
-          nccl::choose_device(device_option_, env_device, bootstrap_.local_rank(),
-                              bootstrap_.local_size(), probe.device_count, bootstrap_.hostname());
+          nccl::choose_device(device_option_, std::getenv("COLLBENCH_DEVICE"),
+                              bootstrap_.local_rank(), bootstrap_.local_size(), probe.device_count,
+                              bootstrap_.hostname(), std::getenv("NCCL_TESTS_DEVICE"));
       device_reason_ = choice.reason;
-      device_ = make_cuda_device(choice.ordinal);
+      device_ = make_cuda_device(choice.ordinal, stream_null_);
     } catch (const Error& e) {
       failure = e;
     }
@@ -298,9 +392,25 @@ class NcclBackend final : public Backend {
     const nccl::RankDevice mine{env("NCCL_HOSTID").value_or(bootstrap_.hostname()),
                                 device_->info().pci_bus_id};
     const auto devices = allgather(bootstrap_, mine, "GPU of every rank");
+    // NCCL 2.30 lets ranks share a GPU when asked; older NCCL ignores the variable and fails.
     const auto multi = env("NCCL_MULTI_RANK_GPU_ENABLE");
-    if (!(multi && *multi != "0")) {
+    if (!(multi && *multi != "0" && nccl_version_ >= kNccl2_30)) {
       if (auto problem = nccl::duplicate_device(devices)) throw Error(ExitCode::kUsage, *problem);
+    }
+  }
+
+  /// -y and -x, refused where they cannot take effect rather than silently ignored.
+  void check_stream_and_policy() {
+    if (stream_null_ && options_.graph_launches > 0) {
+      throw_usage(
+          "-y 1 (the null stream) cannot be captured as a CUDA graph (-G {}); drop -y or -G",
+          options_.graph_launches);
+    }
+    if (cta_policy_ >= 0 && nccl_version_ < kNccl2_28) {
+      throw_usage(
+          "-x {}: the CTA policy (ncclConfig_t::CTAPolicy) needs NCCL 2.28 or newer; this "
+          "is NCCL {}; drop -x",
+          cta_policy_, nccl::version_string(nccl_version_));
     }
   }
 
@@ -362,6 +472,7 @@ class NcclBackend final : public Backend {
     const ncclUniqueId unique = shared_unique_id();
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
+    if (cta_policy_ >= 0) config.CTAPolicy = cta_policy_;
     started(ncclCommInitRankConfig(&init_comm_, nranks_, unique, rank_, &config),
             NCCL_SITE(ncclCommInitRankConfig));
     wait_for(init_comm_, "NCCL communicator initialisation", deadline());
@@ -383,8 +494,9 @@ class NcclBackend final : public Backend {
       ncclComm_t comm = nullptr;
     };
     auto outcome = std::make_shared<Outcome>();
-    const int ordinal = device_->ordinal(), nranks = nranks_, rank = rank_;
-    std::thread worker([outcome, unique, ordinal, nranks, rank] {
+    const int ordinal = device_->ordinal(), nranks = nranks_, rank = rank_,
+              cta_policy = cta_policy_;
+    std::thread worker([outcome, unique, ordinal, nranks, rank, cta_policy] {
       // NCCL initialises on the calling thread's current device.
       outcome->device = cudaSetDevice(ordinal);
       if (outcome->device != cudaSuccess) {
@@ -393,6 +505,7 @@ class NcclBackend final : public Backend {
       }
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
       config.blocking = 1;
+      if (cta_policy >= 0) config.CTAPolicy = cta_policy;
       ncclUniqueId id = unique;
       outcome->result = ncclCommInitRankConfig(&outcome->comm, nranks, id, rank, &config);
       outcome->done.store(true, std::memory_order_release);
@@ -477,9 +590,13 @@ class NcclBackend final : public Backend {
     if (capture_->environment().superset) {
       info_.facts["nccl_log"] += "; NCCL_DEBUG_SUBSYS extended with INIT";
     }
-    info_.facts["registration"] = register_mode_ >= 2   ? "ncclCommWindowRegister (symmetric)"
-                                  : register_mode_ == 1 ? "ncclCommRegister"
-                                                        : "off";
+    // What NCCL did with -R, not only what was asked: it falls back to local registration
+    // quietly where symmetric windows are unsupported (several nodes, no P2P).
+    info_.facts["registration"] = nccl::registration_outcome(register_mode_, facts).sentence;
+    if (stream_null_) info_.facts["stream"] = "the legacy default (null) stream (-y 1)";
+    // NCCL counts nodes by host hash: NCCL_HOSTID makes several nodes of one machine.
+    if (facts.nnodes > 0) info_.nodes = facts.nnodes;
+    info_.settings = capture_->settings().settings();
     info_.facts["init"] =
         "non-blocking start-up communicator (bounded by --timeout), then a blocking one for "
         "measurement";
@@ -592,6 +709,8 @@ class NcclBackend final : public Backend {
   const int register_mode_;  ///< -R: 0 off, 1 ncclCommRegister, 2 symmetric windows
   const int device_option_;  ///< --device (-1: COLLBENCH_DEVICE or the local rank)
   const std::string require_net_;
+  const bool stream_null_;  ///< -y 1: CUDA's legacy default stream
+  const int cta_policy_;    ///< -x: ncclConfig_t::CTAPolicy, -1 to leave it unset
   Bootstrap& bootstrap_;
   OptionalApi api_;
   int nccl_version_ = 0;

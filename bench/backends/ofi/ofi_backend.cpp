@@ -151,11 +151,13 @@ class OfiBackend final : public Backend {
   Device& device() override { return *device_; }
 
   std::optional<std::string> unsupported(Primitive p, DType, ReduceOp) const override {
-    if (p == Primitive::kSend || p == Primitive::kRecv || p == Primitive::kAllToAll)
+    if (p == Primitive::kSend || p == Primitive::kRecv || p == Primitive::kAllToAll ||
+        p == Primitive::kGather || p == Primitive::kScatter)
       return std::nullopt;
     return fmt::format(
         "libfabric moves messages point to point and collbench runs no {} algorithm "
-        "over it (the ofi backend runs latency, bw, bibw, sendrecv and alltoall; "
+        "over it (the ofi backend runs latency, bw, bibw, sendrecv, alltoall, gather and "
+        "scatter; "
         "use --backend mpi or nccl)",
         name(p));
   }
@@ -184,6 +186,37 @@ class OfiBackend final : public Backend {
         }
         std::memcpy(recv + bytes * static_cast<std::size_t>(rank_),
                     send + bytes * static_cast<std::size_t>(rank_), bytes);
+        break;
+      }
+      case Primitive::kGather:
+      case Primitive::kScatter: {
+        // The root exchanges one block with every other rank; its own block is a copy (none in
+        // place, where it already sits at its slot).
+        const bool gather = a.primitive == Primitive::kGather;
+        const char* send = static_cast<const char*>(a.send);
+        char* recv = static_cast<char*>(a.recv);
+        if (rank_ != a.root) {
+          if (gather)
+            queue_send(send, bytes, a.root);
+          else
+            queue_recv(recv, bytes, a.root);
+          break;
+        }
+        for (int peer = 0; peer < size_; ++peer) {
+          if (peer == rank_) continue;
+          const std::size_t at = bytes * static_cast<std::size_t>(peer);
+          if (gather)
+            queue_recv(recv + at, bytes, peer);
+          else
+            queue_send(send + at, bytes, peer);
+        }
+        const std::size_t own = bytes * static_cast<std::size_t>(rank_);
+        if (a.placement != Placement::kInPlace) {
+          if (gather)
+            std::memcpy(recv + own, send, bytes);
+          else
+            std::memcpy(recv, send + own, bytes);
+        }
         break;
       }
       default:

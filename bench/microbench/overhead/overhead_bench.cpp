@@ -50,7 +50,7 @@ void collbench_loop(benchmark::State& state) {
   DeviceBuffer send(device, bytes), recv(device, bytes);
   IterationPlan plan;
   plan.spec = &all_reduce_spec();
-  plan.layout = plan.spec->layout(bytes / sizeof(float), fixture.bootstrap->size());
+  plan.layout = plan.spec->layout(bytes / sizeof(float), fixture.bootstrap->size(), sizeof(float));
   plan.rank = fixture.bootstrap->rank();
   plan.nranks = fixture.bootstrap->size();
   plan.send = send.at(0);

@@ -18,6 +18,10 @@ std::string_view name(Primitive p) {
       return "reduce";
     case Primitive::kAllToAll:
       return "alltoall";
+    case Primitive::kGather:
+      return "gather";
+    case Primitive::kScatter:
+      return "scatter";
     case Primitive::kSend:
       return "send";
     case Primitive::kRecv:

@@ -61,11 +61,34 @@ std::uint64_t parse_size_flag(const std::string& flag, const std::string& text) 
   const auto size = parse_size(text);
   if (!size) {
     throw_usage(
-        "{} {}: not a size; give bytes with an optional K/M/G suffix (powers of 1024), "
-        "e.g. -b 8 -e 256M",
+        "{} {}: not a size; give whole bytes up to 1048576T (2^60) with an optional K/M/G/T "
+        "suffix (powers of 1024), e.g. -b 8 -e 256M",
         flag, text);
   }
   return *size;
+}
+
+/// A list that names nothing (`''`, `,`) would measure nothing and exit 0: refuse it.
+void require_items(std::string_view flag, const std::string& given, std::size_t items,
+                   std::string_view accepted) {
+  if (items == 0) {
+    throw_usage("{} '{}': names nothing; give one or more of {}, comma-separated", flag, given,
+                accepted);
+  }
+}
+
+/// A list that names an item twice (`all` names every item) would measure it twice: refuse it,
+/// naming the item.
+template <typename T, typename Name>
+void refuse_duplicates(std::string_view flag, const std::string& given, const std::vector<T>& items,
+                       Name name_of) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (std::find(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i), items[i]) !=
+        items.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw_usage("{} '{}': {} is named twice (all names every one); name each once", flag, given,
+                  name_of(items[i]));
+    }
+  }
 }
 
 std::string test_names(const std::vector<const CollectiveSpec*>& specs) {
@@ -104,20 +127,20 @@ std::vector<IntegerFlag> integer_flags(Options& o) {
   };
   auto into_bool = [](bool& member) { return [&member](long long v) { member = v != 0; }; };
   return {
-      {"-n,--iters", "Timed iterations per size (default 20)", 1, kMany, "at least 1 iteration",
-       into(o.iters)},
+      {"-n,--iters", "Timed iterations per size (default 20)", 1, kMany,
+       "1 to 100000000 iterations", into(o.iters)},
       {"-w,--warmup,--warmup_iters", "Warm-up iterations per size (default 5)", 0, kMany,
-       "0 or more warm-up iterations", into(o.warmup)},
+       "0 to 100000000 warm-up iterations", into(o.warmup)},
       {"-c,--check", "Verify results: rounds per size, 0 = off (default 1)", 0, 1000,
-       "0 (off) or the number of verification rounds", into(o.check)},
+       "0 (off) or 1 to 1000 verification rounds", into(o.check)},
       {"-r,--root", "Root rank of broadcast, reduce, scatter and gather (default 0)", 0,
-       std::numeric_limits<int>::max(), "a rank number (0 or more)", into(o.root)},
+       std::numeric_limits<int>::max(), "a rank number (0 to 2147483647)", into(o.root)},
       {"-m,--agg_iters", "Operations aggregated in one group per iteration (default 1)", 1, 1 << 20,
-       "1 or more operations", into(o.agg_iters)},
+       "1 to 1048576 operations", into(o.agg_iters)},
       {"-N,--run_cycles",
        "Run the whole sweep this many times, printing every cycle; 0 = until interrupted "
        "(Ctrl-C ends cleanly after the size in progress) (default 1)",
-       0, kMany, "0 (until interrupted) or the number of cycles", into(o.run_cycles)},
+       0, kMany, "0 (until interrupted) or 1 to 100000000 cycles", into(o.run_cycles)},
       {"-z,--blocking",
        "0 batch; 1 complete each operation, barrier between; 2 complete each, no barrier; 3 "
        "complete and barrier after each iteration of -m operations (default 0)",
@@ -128,9 +151,9 @@ std::vector<IntegerFlag> integer_flags(Options& o) {
        0, 3, "0 (rank 0), 1 (mean), 2 (fastest) or 3 (slowest)",
        [&o](long long v) { o.aggregate = static_cast<RankAggregate>(v); }},
       {"-G,--cudagraph", "Capture the iterations in a CUDA graph, replay N times", 0, 1000000,
-       "0 (off) or the number of graph launches", into(o.graph_launches)},
+       "0 (off) or 1 to 1000000 graph launches", into(o.graph_launches)},
       {"-u,--unalign", "Misalign the buffers by this many elements (default 0)", 0, 1 << 20,
-       "0 or more elements", into(o.misalign)},
+       "0 to 1048576 elements", into(o.misalign)},
       {"-C,--report_cputime",
        "1: show the host time to issue each operation (cputime) in the time columns", 0, 1,
        "0 or 1", into_bool(o.report_cputime)},
@@ -143,7 +166,7 @@ std::vector<IntegerFlag> integer_flags(Options& o) {
        "per_iteration in the results)",
        0, 1, "0 or 1", [](long long) {}},
       {"-K,--per_iter_skip", "Leave the first N iterations out of the per-iteration statistics", 0,
-       kMany, "0 or more iterations", into(o.per_iter_skip)},
+       kMany, "0 to 100000000 iterations", into(o.per_iter_skip)},
       {"-t,--nthreads", "Threads per process (nccl-tests); collbench runs one (default 1)", 1, 1,
        "1: collbench runs one thread per process; launch more processes instead", [](long long) {}},
       {"-g,--ngpus", "GPUs per thread (nccl-tests); collbench drives one per process (default 1)",
@@ -373,10 +396,27 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   } catch (const CLI::ParseError& e) {
     throw_usage("{}; run collbench --help for the options", e.what());
   }
+  // An option given an empty value ('-n ""') would silently keep its default.
+  for (const CLI::Option* option : app.get_options()) {
+    if (!option->nonpositional() || option->count() == 0 || option->get_expected_min() == 0) {
+      continue;
+    }
+    const auto& values = option->results();
+    for (const auto& value : values.empty() ? std::vector<std::string>{""} : values) {
+      if (trim(value).empty()) {
+        throw_usage("{} '{}': an empty value; give one (run collbench --help for what it takes)",
+                    option->get_name(), value);
+      }
+    }
+  }
 
   // Tests.
-  for (const auto& test :
-       split_commas(tests.empty() ? std::vector<std::string>{"all_reduce"} : tests)) {
+  const std::string given_tests = fmt::format("{}", fmt::join(tests, ","));
+  const std::vector<std::string> test_items =
+      split_commas(tests.empty() ? std::vector<std::string>{"all_reduce"} : tests);
+  require_items("the test list", given_tests, test_items.size(),
+                fmt::format("{}, or all", test_names(specs)));
+  for (const auto& test : test_items) {
     if (test == "all") {
       o.all_tests = true;
       for (const auto* spec : specs) o.tests.emplace_back(spec->name);
@@ -386,6 +426,8 @@ ParseResult parse_command_line(int argc, const char* const* argv,
     if (!spec) throw_usage("unknown test '{}'; known tests: {}, or all", test, test_names(specs));
     o.tests.emplace_back(spec->name);
   }
+  refuse_duplicates("the test list", given_tests, o.tests,
+                    [](const std::string& test) { return test; });
 
   // Sizes.
   if (!min_bytes.empty()) o.min_bytes = parse_size_flag("-b", min_bytes);
@@ -396,11 +438,22 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   }
   if (!factor.empty()) {
     o.step_factor = static_cast<std::uint64_t>(parse_integer(
-        "-f", factor, 2, 1 << 20, "a whole factor of at least 2 (use -i for a fixed step)"));
+        "-f", factor, 2, 1 << 20,
+        "a whole factor of at least 2 and at most 1048576 (2^20); use -i for a fixed step"));
   }
   if (!step.empty()) {
     o.step_bytes = parse_size_flag("-i", step);
     if (o.step_bytes == 0) throw_usage("-i 0: the step must be at least 1 byte");
+  }
+  // Every size is held in memory and measured: a step of a few bytes up to gigabytes would
+  // exhaust memory before the first measurement.
+  constexpr std::uint64_t kMaxSizes = 1000000;
+  if (o.step_factor == 0 && (o.max_bytes - o.min_bytes) / o.step_bytes >= kMaxSizes) {
+    throw_usage(
+        "-b {} -e {} -i {}: {} sizes, more than the {} a sweep may hold; raise -i or multiply "
+        "with -f",
+        o.min_bytes, o.max_bytes, o.step_bytes, (o.max_bytes - o.min_bytes) / o.step_bytes + 1,
+        kMaxSizes);
   }
 
   // Counts and switches.
@@ -423,31 +476,44 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   }
   check_combinations(o);
 
-  // Types and operators.
-  if (!dtypes.empty()) {
+  // Types and operators. Given but empty ('' or ',') is refused, not taken as the default.
+  if (app.count("--datatype") > 0) {
+    const auto items = split_commas({dtypes});
+    require_items("-d", dtypes, items.size(), fmt::format("{}, or all", dtype_names()));
     o.dtypes.clear();
-    for (const auto& item : split_commas({dtypes})) {
+    for (const auto& item : items) {
       if (item == "all") {
         o.all_dtypes = true;
-        o.dtypes.assign(all_dtypes().begin(), all_dtypes().end());
-        break;
+        o.dtypes.insert(o.dtypes.end(), all_dtypes().begin(), all_dtypes().end());
+        continue;
       }
       const auto t = parse_dtype(item);
       if (!t) throw_usage("-d {}: unknown dtype; accepted: {}, or all", item, dtype_names());
       o.dtypes.push_back(*t);
     }
+    refuse_duplicates("-d", dtypes, o.dtypes, [](DType t) { return name(t); });
   }
-  if (!ops.empty()) {
+  if (app.count("--op") > 0) {
+    const auto items = split_commas({ops});
+    require_items("-o", ops, items.size(), fmt::format("{}, or all", op_names()));
     o.ops.clear();
-    for (const auto& item : split_commas({ops})) {
+    for (const auto& item : items) {
       if (item == "all") {
-        o.ops.assign(all_ops().begin(), all_ops().end());
-        break;
+        o.ops.insert(o.ops.end(), all_ops().begin(), all_ops().end());
+        continue;
       }
       const auto op = parse_op(item);
       if (!op) throw_usage("-o {}: unknown reduction; accepted: {}, or all", item, op_names());
       o.ops.push_back(*op);
     }
+    refuse_duplicates("-o", ops, o.ops, [](ReduceOp op) { return name(op); });
+  }
+  // An output given as '' would silently write nothing.
+  if (app.count("--jsonl") > 0 && o.jsonl.empty()) {
+    throw_usage("--jsonl '': names no file; give the path of the results file to append to");
+  }
+  if (app.count("--output_file") > 0 && o.nccl_tests_json.empty()) {
+    throw_usage("-J '': names no file; give the path of the JSON file to write");
   }
   for (const auto& flag : flags) {
     if (flag.value.empty()) continue;
@@ -470,19 +536,57 @@ ParseResult parse_command_line(int argc, const char* const* argv,
 
 void validate_for_world(const Options& options, int nranks,
                         const std::vector<const CollectiveSpec*>& specs) {
+  std::vector<const CollectiveSpec*> runnable;
   for (const auto& test : options.tests) {
     const CollectiveSpec* spec = find_spec(specs, test);
     if (!spec) continue;
     if (spec->kind == TestKind::kPointToPoint && nranks < 2) {
+      // Under `all` the runner reports it as not measured, as any test the job cannot run.
+      if (options.all_tests) continue;
       throw_usage(
           "{} is a point-to-point test and needs at least 2 ranks, but the job has {}; "
           "launch with mpirun -np 2 (or more)",
           test, nranks);
     }
+    runnable.push_back(spec);
   }
   if (options.root >= nranks) {
     throw_usage("-r {}: the root must be a rank of the job (0 to {})", options.root, nranks - 1);
   }
+  // Sizes below one element per rank are skipped; a range of only such sizes (-b 0 -e 1K -f 2
+  // is 0 B alone) would measure nothing and exit 0.
+  if (runnable.empty()) return;
+  const auto measures = [&](std::uint64_t size) {
+    for (const auto* spec : runnable) {
+      for (DType dtype : options.dtypes) {
+        const std::size_t es = size_of(dtype);
+        if (spec->layout(size / es, nranks, es).param_count > 0) return true;
+      }
+    }
+    return false;
+  };
+  const auto sizes =
+      size_sequence(options.min_bytes, options.max_bytes, options.step_factor, options.step_bytes);
+  if (std::ranges::any_of(sizes, measures)) return;
+  // The smallest power of two that measures something, for the fix (collectives that split the
+  // buffer between ranks round each share down to whole 16-byte units, as nccl-tests does).
+  std::uint64_t smallest = 1;
+  while (smallest < (std::uint64_t{1} << 62) && !measures(smallest)) smallest *= 2;
+  std::vector<std::string> shown;
+  for (std::uint64_t size : sizes) {
+    if (shown.size() == 4) {
+      shown.emplace_back("...");
+      break;
+    }
+    shown.push_back(format_bytes(size));
+  }
+  throw_usage(
+      "-b {} -e {}: every size of the sweep ({}) holds less than one element per rank on {} "
+      "rank{}, so nothing would be measured; raise -e to {} or more{}",
+      options.min_bytes, options.max_bytes, fmt::join(shown, ", "), nranks, nranks == 1 ? "" : "s",
+      smallest,
+      options.min_bytes == 0 && options.step_factor >= 2 ? " and -b above 0 (0 times -f stays 0)"
+                                                         : "");
 }
 
 }  // namespace collbench

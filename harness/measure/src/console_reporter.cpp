@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
+#include "collbench/error.h"
 #include "collbench/reporter.h"
 #include "collbench/sizes.h"
 
@@ -68,7 +71,7 @@ class ConsoleReporter final : public Reporter {
         "the {} rank{}\n",
         name(aggregate_),
         aggregate_ == RankAggregate::kSlowest ? " (nccl-tests reports the mean: -a 1)" : "");
-    std::fflush(out_);
+    flush();
   }
 
   void section(const Section& section) override {
@@ -97,7 +100,7 @@ class ConsoleReporter final : public Reporter {
         "{:>5}{}  {:>8}  {:>8}  {:>8}  {:>8}\n",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
         "", stamp_format, "(us)", "(us)", "(us)", "(us)");
-    std::fflush(out_);
+    flush();
   }
 
   void row(const ResultRow& row) override {
@@ -125,12 +128,12 @@ class ConsoleReporter final : public Reporter {
     }
     for (const auto& [key, rows] : lines) print_line(rows.first, rows.second);
     pending_.clear();
-    std::fflush(out_);
+    flush();
   }
 
   void note(std::string_view text) override {
     print("# {}\n", text);
-    std::fflush(out_);
+    flush();
   }
 
   void finish(const RunTotals& totals) override {
@@ -158,13 +161,26 @@ class ConsoleReporter final : public Reporter {
         busbw_meets(totals.average_busbw(), options_.min_busbw, options_.nccl_tests_min_bw);
     print("# {:<20} : {:g} {}\n", "Avg bus bandwidth", totals.average_busbw(),
           verdict ? (*verdict ? "OK" : "FAILED") : "");
-    std::fflush(out_);
+    flush();
   }
 
  private:
+  // Every write is checked: a table lost on a full disk or a closed pipe is a failed run
+  // (exit 3), not a success.
   template <typename... Args>
   void print(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::print(out_, format, std::forward<Args>(args)...);
+    const std::string text = fmt::format(format, std::forward<Args>(args)...);
+    if (std::fwrite(text.data(), 1, text.size(), out_) != text.size()) failed();
+  }
+
+  void flush() {
+    if (std::fflush(out_) != 0 || std::ferror(out_)) failed();
+  }
+
+  [[noreturn]] void failed() const {
+    const int error = errno;
+    throw_runtime("the results table on {}: write failed ({}); give a writable output or -q",
+                  out_ == stdout ? "stdout" : "its stream", std::strerror(error));
   }
 
   std::string placement_columns(const ResultRow* r) const {

@@ -160,8 +160,9 @@ RunContext build_context(const Options& options, const BackendArgs& backend_args
   c.libraries[info.name] = info.library;
   for (const auto& [library, version] : info.libraries) c.libraries[library] = version;
   c.network = info.network;
+  c.settings = info.settings;
   c.nranks = bootstrap.size();
-  c.nodes = bootstrap.node_count();
+  c.nodes = info.nodes.value_or(bootstrap.node_count());
 
   for (int r = 0; r < static_cast<int>(all.size()); ++r) {
     const RankFacts& p = all[static_cast<std::size_t>(r)];

@@ -4,6 +4,7 @@
 // through a temporary file renamed into place, so the file is either absent or complete.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,6 +92,12 @@ class NcclTestsJsonReporter final : public Reporter {
  public:
   NcclTestsJsonReporter(std::string path, const Options& options)
       : path_(std::move(path)), options_(options) {
+    // The finished file is renamed into place, which would replace a device, a pipe or a
+    // directory entry of any other kind: only a regular file (or a new one) is written.
+    struct stat existing {};
+    if (::stat(path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+      throw_usage("-J {}: not a regular file; give the path of a file to write", path_);
+    }
     // Refuse an unwritable path now, before anything is measured.
     std::FILE* probe = std::fopen(temporary().c_str(), "w");
     if (!probe) {

@@ -70,7 +70,7 @@ BufferNeeds buffer_needs(const Options& options, const std::vector<const Collect
   for (const auto* spec : tests) {
     for (DType dtype : options.dtypes) {
       const std::size_t es = size_of(dtype);
-      const Layout layout = spec->layout(options.max_bytes / es, nranks);
+      const Layout layout = spec->layout(options.max_bytes / es, nranks, es);
       // -u offsets every buffer by a few elements past its start.
       const std::uint64_t misalign = static_cast<std::uint64_t>(options.misalign) * es;
       needs.send_bytes =
@@ -117,7 +117,8 @@ void preflight(const Options& options, Bootstrap& bootstrap, Backend& backend,
   check_memory(options, bootstrap, backend, tests);
   for (const auto* spec : tests) {
     for (DType dtype : options.dtypes) {
-      const Layout layout = spec->layout(options.max_bytes / size_of(dtype), bootstrap.size());
+      const Layout layout =
+          spec->layout(options.max_bytes / size_of(dtype), bootstrap.size(), size_of(dtype));
       if (info.max_count > 0 && layout.param_count > info.max_count) {
         throw_usage(
             "-e {}: {} {} needs {} elements in one call, more than the {} backend's limit "

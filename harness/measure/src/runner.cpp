@@ -531,7 +531,7 @@ struct Runner::Impl {
     const std::size_t es = size_of(dtype);
     std::vector<std::string> skipped;
     for (std::uint64_t size : sizes) {
-      const Layout layout = spec.layout(size / es, nranks);
+      const Layout layout = spec.layout(size / es, nranks, es);
       if (layout.param_count == 0) {
         skipped.push_back(format_bytes(size));
         continue;
@@ -572,6 +572,12 @@ void Runner::run_test(Impl& impl, const CollectiveSpec& spec,
         spec.reduces ? options_.ops : std::vector<ReduceOp>{ReduceOp::kSum};
     for (ReduceOp op : ops) {
       std::optional<std::string> why;
+      // Only `all` brings a point-to-point test to a single rank (validate_for_world refuses it
+      // named): it is reported as not measured, as any test the job cannot run.
+      if (spec.kind == TestKind::kPointToPoint && impl.nranks < 2) {
+        why = fmt::format("a point-to-point test needs at least 2 ranks; the job has {}",
+                          impl.nranks);
+      }
       for (Primitive p : spec.primitives) {
         if (!why) why = backend_.unsupported(p, dtype, op);
       }
@@ -634,8 +640,12 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
     impl.cycle = cycle;
     for (const auto* spec : tests) {
       if (impl.rank == 0) {
-        Section section{std::string(spec->name), spec->reduces, spec->rooted, spec->has_in_place,
-                        spec->kind == TestKind::kPointToPoint};
+        Section section{std::string(spec->name),
+                        spec->reduces,
+                        spec->rooted,
+                        spec->has_in_place,
+                        spec->kind == TestKind::kPointToPoint,
+                        std::nullopt};
         if (options_.run_cycles != 1) section.cycle = cycle;
         reporter_.section(section);
       }

@@ -219,7 +219,7 @@ void fill_panels(Chart& chart, const Model& model, const TestView& view,
 
 Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& options) {
   Chart chart;
-  chart.id = "busbw-" + view.test;
+  chart.id = "busbw-" + view.file_key;
   chart.title = fmt::format("{}: bus bandwidth vs message size", view.test);
   chart.subtitle = fmt::format("{} · {}", view_kind(view), spread_note(options.line));
   chart.x = {AxisScale::kLog2, AxisFormat::kBytes, "message size (bytes, log2 scale)", {}, true};
@@ -248,7 +248,7 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
 
 Chart latency_chart(const Model& model, const TestView& view, const ChartOptions& options) {
   Chart chart;
-  chart.id = "latency-" + view.test;
+  chart.id = "latency-" + view.file_key;
   chart.title = fmt::format("{}: time per operation, small messages", view.test);
   chart.subtitle = fmt::format("{} · up to {} · {}", view_kind(view),
                                format_bytes(options.latency_max_bytes), spread_note(options.line));
@@ -343,7 +343,7 @@ std::optional<Chart> scaling_chart(const Model& model, const TestView& view,
   if (sizes.empty()) return std::nullopt;
 
   Chart chart;
-  chart.id = "scaling-" + view.test;
+  chart.id = "scaling-" + view.file_key;
   chart.title = fmt::format("{}: bus bandwidth vs node count", view.test);
   chart.subtitle = fmt::format(
       "{} · at {} · {}", view_kind(view),

@@ -3,11 +3,14 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <span>
+#include <string_view>
 
 #include "collbench/error.h"
 #include "collbench/report/report.h"
 #include "collbench/sizes.h"
 #include "collbench/system.h"
+#include "collbench/types.h"
 
 namespace collbench::report {
 
@@ -23,8 +26,12 @@ Examples:
   collbench-report --baseline results/nccl-2.20 --candidate results/nccl-2.21 --threshold 5% -o cmp
   collbench-report results/demo --format gbench -o demo.gbench.json
 
-Exit codes: 0 ok, 1 regression found (comparison), 2 bad usage or no usable input,
-3 runtime failure (e.g. the output cannot be written).
+The report is written only when every file of it could be; an output that is one of the inputs
+(by file, however spelt) is refused before anything is written.
+
+Exit codes: 0 ok, 1 regression found (comparison), 2 bad usage, no usable input, an output that
+is an input, or a comparison that compared nothing, 3 runtime failure (e.g. the output or
+standard output cannot be written).
 )";
 
 double parse_threshold(const std::string& text) {
@@ -77,6 +84,12 @@ std::optional<Dim> parse_dim(std::string_view text) {
 std::string dim_names() {
   std::string s;
   for (Dim d : kAllDims) s += (s.empty() ? "" : ", ") + std::string(name(d));
+  return s;
+}
+
+std::string names_text(std::span<const std::string_view> names) {
+  std::string s;
+  for (const auto n : names) s += (s.empty() ? "" : ", ") + std::string(n);
   return s;
 }
 
@@ -148,6 +161,13 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
     o.format = OutputFormat::kGbench;
   else
     throw_usage("--format {}: use html or gbench", format);
+  // "-" means standard output only for the one JSON document; a report of many files would
+  // otherwise land in a directory called "-".
+  if (o.format == OutputFormat::kHtml && o.output == "-") {
+    throw_usage(
+        "-o -: the html report is a directory of files and cannot go to standard output; "
+        "give -o DIR, or --format gbench for JSON on standard output");
+  }
   if (!threshold.empty()) o.compare.threshold = parse_threshold(threshold);
   if (!threshold.empty() && o.baseline.empty() && o.candidate.empty()) {
     throw_usage("--threshold only applies to a comparison; add --baseline DIR --candidate DIR");
@@ -172,6 +192,24 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
   }
   if (!o.charts.facet_by.empty() && o.charts.facet_by != "none" && !parse_dim(o.charts.facet_by)) {
     throw_usage("--facet-by {}: use one of {} or none", o.charts.facet_by, dim_names());
+  }
+  // A value the reader would never match is refused, not silently replaced by the default.
+  // Aliases (fp32, FLOAT) are taken as collbench names them, the spelling the rows carry.
+  if (!o.view.dtype.empty()) {
+    const auto dtype = parse_dtype(o.view.dtype);
+    if (!dtype) {
+      throw_usage("--dtype {}: not an element type; use one of {}", o.view.dtype,
+                  names_text(enum_names(DType{})));
+    }
+    o.view.dtype = std::string(name(*dtype));
+  }
+  if (!o.view.op.empty()) {
+    const auto op = parse_op(o.view.op);
+    if (!op) {
+      throw_usage("--op {}: not a reduction; use one of {}", o.view.op,
+                  names_text(enum_names(ReduceOp{})));
+    }
+    o.view.op = std::string(name(*op));
   }
   if (!o.view.placement.empty() && o.view.placement != "out-of-place" &&
       o.view.placement != "in-place") {

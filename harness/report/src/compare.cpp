@@ -220,7 +220,7 @@ std::optional<Chart> ratio_chart(const Comparison& comparison, const Model& base
   const auto pairs = pairs_for(comparison, view);
   if (pairs.empty()) return std::nullopt;
   Chart chart;
-  chart.id = "ratio-" + view.test;
+  chart.id = "ratio-" + view.file_key;
   chart.title = fmt::format("{}: candidate / baseline bus bandwidth", view.test);
   chart.subtitle = fmt::format("{} · {} · above 1: candidate faster · ringed: regression",
                                view.dtype, view.placement);
@@ -258,7 +258,7 @@ std::optional<Chart> overlay_chart(const Comparison& comparison, const Model& ba
   const auto pairs = pairs_for(comparison, view);
   if (pairs.empty()) return std::nullopt;
   Chart chart;
-  chart.id = "overlay-" + view.test;
+  chart.id = "overlay-" + view.file_key;
   chart.title = fmt::format("{}: baseline (dashed) and candidate (solid)", view.test);
   chart.subtitle = fmt::format("{} · {} · headline bus bandwidth", view.dtype, view.placement);
   chart.x = {AxisScale::kLog2, AxisFormat::kBytes, "message size (bytes, log2 scale)", {}, true};

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "collbench/effective_setting.h"
 #include "collbench/report/report.h"
 
 namespace collbench::report {
@@ -39,7 +40,7 @@ std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) 
     Fingerprint f;
     f.config = config.name;
     f.runs = config.run_ids.size();
-    Distinct hosts, instances, devices, versions, libraries, network, rank_env;
+    Distinct hosts, instances, devices, versions, libraries, network, rank_env, settings;
     std::size_t missing = 0;
     for (const auto& run : config.run_ids) {
       const auto it = set.contexts.find(run);
@@ -68,6 +69,7 @@ std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) 
       versions.add(c.collbench_version);
       libraries.add(join_map(c.libraries, ": ", "; "));
       network.add(join_map(c.network, "=", ", "));
+      for (auto& difference : setting_differences(c.settings, c.env)) settings.add(difference);
       for (const auto& [rank, diff] : c.env_differences) {
         std::vector<std::string> parts;
         for (const auto& [k, v] : diff)
@@ -87,6 +89,7 @@ std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model) 
     f.libraries = libraries.text();
     f.network = network.text();
     f.rank_env_differences = rank_env.text("; ", "");
+    f.changed_settings = settings.text("; ", "");
     if (missing > 0) {
       const std::string note =
           fmt::format("(no context for {} of {} runs)", missing, config.run_ids.size());

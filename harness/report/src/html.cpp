@@ -126,6 +126,13 @@ std::string fingerprint_section(const ResultSet& set, const Model& model, std::s
   if (!ranks.rows.empty()) {
     s += "<h3>Environment differences within a run</h3>\n" + scroll(html_table(ranks, "rank-env"));
   }
+  const Table settings = changed_settings_table(prints);
+  if (!settings.rows.empty()) {
+    s += "<h3>Settings the library ran with, not launched with</h3>\n"
+         "<p class=\"note\">What the library logged it used (a network plugin sets some "
+         "itself) where the launch environment said otherwise.</p>\n" +
+         scroll(html_table(settings, "settings"));
+  }
   return s + "</section>\n";
 }
 

@@ -9,6 +9,7 @@
 
 #include "context_reader.h"
 #include "dedup.h"
+#include "row_check.h"
 #include "row_decoder.h"
 
 namespace collbench::report::detail {
@@ -109,8 +110,24 @@ bool ImportSink::row_complete(const Line& line, std::size_t values, std::size_t 
 void ImportSink::end_run() {
   if (!in_run_) return;
   in_run_ = false;
+  // The rows are held to collbench's own rule (a known test, ranks, no negative time or
+  // bandwidth); those that fail it are bad records, like collbench's.
+  std::size_t kept = first_row_;
+  for (std::size_t i = first_row_; i < set_.rows.size(); ++i) {
+    const std::string problem = row_value_problem(set_.rows[i], RowOrigin::kImported);
+    if (!problem.empty()) {
+      file_.add(Diagnostic::Kind::kBadRecord, set_.rows[i].line,
+                fmt::format("result row with a value out of range: {}; skipped", problem));
+      continue;
+    }
+    if (kept != i) set_.rows[kept] = std::move(set_.rows[i]);
+    ++kept;
+  }
+  const bool rejected = kept != set_.rows.size();
+  set_.rows.resize(kept);
   const std::size_t end = set_.rows.size();
   if (first_row_ == end) {
+    if (rejected) return;  // every row was reported
     if (!run_noted_) {
       note(run_line_, "a run without result rows (it ended before printing any); nothing read");
     }

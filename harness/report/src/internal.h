@@ -26,6 +26,9 @@ std::string busbw_text(const Point& p);
 Table problems_table(const ResultSet& set, std::size_t limit);
 Table problem_counts_table(const ResultSet& set);
 Table fingerprint_table(const std::vector<Fingerprint>& prints);
+/// "Series" and the settings each configuration's library changed from its launch environment;
+/// no rows when none did.
+Table changed_settings_table(const std::vector<Fingerprint>& prints);
 Table env_table(const std::vector<EnvDifference>& differences);
 
 /// Comparison tables: the points with a given verdict, a per-test summary, and the unmatched.

@@ -35,6 +35,10 @@ std::string summary_markdown(const ResultSet& set, const Model& model,
   if (!env.empty())
     md +=
         "\n### Environment differences between configurations\n\n" + markdown_table(env_table(env));
+  const Table settings = changed_settings_table(fingerprints(set, model));
+  if (!settings.rows.empty()) {
+    md += "\n### Settings the library ran with, not launched with\n\n" + markdown_table(settings);
+  }
 
   md +=
       "\n## Figures per test\n\n"

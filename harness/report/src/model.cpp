@@ -64,14 +64,15 @@ double median(std::vector<double> values) {
   return (lower + upper) / 2;
 }
 
-int test_order(std::string_view test) {
-  static constexpr std::string_view kOrder[] = {
-      "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
-      "alltoall",   "sendrecv",   "latency",        "bw",        "bibw"};
-  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
-    if (kOrder[i] == test) return i;
+std::optional<std::size_t> known_test(std::string_view test) {
+  for (std::size_t i = 0; i < std::size(kKnownTests); ++i) {
+    if (kKnownTests[i] == test) return i;
   }
-  return static_cast<int>(std::size(kOrder));
+  return std::nullopt;
+}
+
+int test_order(std::string_view test) {
+  return static_cast<int>(known_test(test).value_or(std::size(kKnownTests)));
 }
 
 std::optional<SeriesFigures::Fit> fit_latency_bandwidth(const std::vector<std::uint64_t>& bytes,
@@ -459,6 +460,11 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
     }
     TestView v;
     v.test = model.series[i].test;
+    // File names come from the fixed table; a name outside it (only rows built in memory can
+    // carry one: the readers reject them) gets the view's position instead.
+    const auto known = known_test(v.test);
+    v.file_key =
+        known ? std::string(kKnownTests[*known]) : fmt::format("test-{}", model.views.size());
     v.dtype = choose(dtypes, view.dtype, "float");
     // Only reductions have an op; among those, sum unless asked otherwise.
     std::map<std::string, std::uint64_t> ops_for_dtype;

@@ -215,8 +215,10 @@ class OsuTextImporter final : public Importer {
     if (!sink_.row_complete(line, w.size(), layout.columns)) return;
     const auto value = [&w](std::size_t column) -> std::optional<double> {
       if (column == kNone) return std::nullopt;
+      // A negative value is kept: the row is then a bad record (row_check.h), not one with
+      // the value left out.
       const auto v = parse_number<double>(w[column]);
-      return v && std::isfinite(*v) && *v >= 0 ? v : std::nullopt;
+      return v && std::isfinite(*v) ? v : std::nullopt;
     };
     const auto bytes = parse_number<std::uint64_t>(w[layout.size]);
     const bool bandwidth_test =
@@ -259,7 +261,8 @@ class OsuTextImporter final : public Importer {
       row.algbw_gbps = algbw;
       if (test_->factor_one) row.busbw_gbps = algbw;
     }
-    if (const auto iterations = value(layout.iterations); iterations && *iterations < 1e9) {
+    if (const auto iterations = value(layout.iterations);
+        iterations && *iterations >= 1 && *iterations < 1e9) {
       row.iterations = static_cast<int>(*iterations);
     }
     if (layout.validation != kNone) {

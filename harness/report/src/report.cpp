@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "collbench/error.h"
 #include "collbench/sizes.h"
 #include "internal.h"
+#include "output_files.h"
 
 namespace collbench::report {
 
@@ -20,47 +22,19 @@ namespace {
 
 constexpr std::size_t kDiagnosticsPrinted = 40;
 
-// A file written through a sink; any failure is a runtime error naming the file.
-class OutputFile {
- public:
-  explicit OutputFile(const fs::path& path) : path_(path) {
-    file_ = std::fopen(path.c_str(), "wb");
-    if (!file_) throw_runtime("cannot write {}: {}", path_.string(), std::strerror(errno));
+// Text for `out` (the summary): a failed write is a runtime failure, as for any output.
+void print_checked(std::FILE* out, std::string_view text) {
+  if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) {
+    throw_runtime("cannot write the summary to standard output: {}", std::strerror(errno));
   }
-  ~OutputFile() {
-    if (file_) std::fclose(file_);
-  }
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-  void write(std::string_view text) {
-    if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) {
-      throw_runtime("cannot write {}: {}", path_.string(), std::strerror(errno));
-    }
-  }
-  void close() {
-    const int rc = std::fclose(file_);
-    file_ = nullptr;
-    if (rc != 0) throw_runtime("cannot write {}: {}", path_.string(), std::strerror(errno));
-  }
-
- private:
-  fs::path path_;
-  std::FILE* file_ = nullptr;
-};
-
-void write_text(const fs::path& path, std::string_view text) {
-  OutputFile f(path);
-  f.write(text);
-  f.close();
 }
 
-void make_directory(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    throw_runtime("cannot create the output directory {}: {}; give a writable -o DIR", dir,
-                  ec ? ec.message() : std::string("a file of that name exists"));
-  }
+// Every input of the invocation, for the check that no output is one of them.
+std::vector<std::string> all_inputs(const ReportOptions& options) {
+  std::vector<std::string> inputs = options.inputs;
+  inputs.insert(inputs.end(), options.baseline.begin(), options.baseline.end());
+  inputs.insert(inputs.end(), options.candidate.begin(), options.candidate.end());
+  return inputs;
 }
 
 void print_diagnostics(const ResultSet& set, std::FILE* err, std::string_view where) {
@@ -143,27 +117,24 @@ ReportCharts build_charts(const Model& model, const ChartOptions& options) {
 
 std::vector<std::string> write_report(const ResultSet& set, const Model& model,
                                       const ReportOptions& options, const std::string& dir) {
-  make_directory(dir);
-  std::vector<std::string> written;
-  const fs::path base(dir);
-  {
-    OutputFile csv(base / "results.csv");
-    write_results_csv(set, model, [&csv](std::string_view text) { csv.write(text); });
-    csv.close();
-    written.push_back("results.csv");
-  }
-  write_text(base / "summary.md", summary_markdown(set, model, options));
-  written.push_back("summary.md");
+  // Everything is laid out before the first byte is written, so that what the report would
+  // overwrite can be checked first.
   const ReportCharts charts = build_charts(model, options.charts);
+  std::vector<std::string> names{"results.csv", "summary.md"};
   for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
-    for (const auto& chart : *list) {
-      write_text(base / (chart.id + ".svg"), render_svg(chart, true));
-      written.push_back(chart.id + ".svg");
-    }
+    for (const auto& chart : *list) names.push_back(chart.id + ".svg");
   }
-  write_text(base / "index.html", index_html(set, model, charts, options));
-  written.push_back("index.html");
-  return written;
+  names.push_back("index.html");
+  detail::check_report_directory(detail::InputFiles(all_inputs(options)), dir, names);
+  detail::StagedFiles files(dir, true);
+  files.write("results.csv", [&](const Sink& sink) { write_results_csv(set, model, sink); });
+  files.write("summary.md", summary_markdown(set, model, options));
+  for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
+    for (const auto& chart : *list) files.write(chart.id + ".svg", render_svg(chart, true));
+  }
+  files.write("index.html", index_html(set, model, charts, options));
+  files.commit();
+  return names;
 }
 
 std::string comparison_csv(const Comparison& c) {
@@ -208,9 +179,6 @@ std::vector<std::string> write_comparison(const ResultSet& baseline_set, const M
                                           const ResultSet& candidate_set, const Model& candidate,
                                           const Comparison& comparison,
                                           const ReportOptions& options, const std::string& dir) {
-  make_directory(dir);
-  const fs::path base(dir);
-  std::vector<std::string> written;
   std::vector<Chart> ratios, overlays;
   for (const auto& view : baseline.views) {
     if (auto chart = ratio_chart(comparison, baseline, view, options.charts))
@@ -219,22 +187,105 @@ std::vector<std::string> write_comparison(const ResultSet& baseline_set, const M
       overlays.push_back(std::move(*chart));
     }
   }
+  std::vector<std::string> names;
   for (const auto* list : {&ratios, &overlays}) {
-    for (const auto& chart : *list) {
-      write_text(base / (chart.id + ".svg"), render_svg(chart, true));
-      written.push_back(chart.id + ".svg");
-    }
+    for (const auto& chart : *list) names.push_back(chart.id + ".svg");
   }
-  write_text(base / "compare.csv", comparison_csv(comparison));
-  written.push_back("compare.csv");
-  write_text(base / "summary.md", comparison_markdown(comparison, options));
-  written.push_back("summary.md");
-  write_text(base / "index.html",
-             detail::comparison_html(baseline_set, baseline, candidate_set, candidate, comparison,
-                                     ratios, overlays, options));
-  written.push_back("index.html");
-  return written;
+  names.insert(names.end(), {"compare.csv", "summary.md", "index.html"});
+  detail::check_report_directory(detail::InputFiles(all_inputs(options)), dir, names);
+  detail::StagedFiles files(dir, true);
+  for (const auto* list : {&ratios, &overlays}) {
+    for (const auto& chart : *list) files.write(chart.id + ".svg", render_svg(chart, true));
+  }
+  files.write("compare.csv", comparison_csv(comparison));
+  files.write("summary.md", comparison_markdown(comparison, options));
+  files.write("index.html",
+              detail::comparison_html(baseline_set, baseline, candidate_set, candidate, comparison,
+                                      ratios, overlays, options));
+  files.commit();
+  return names;
 }
+
+namespace {
+
+// Whether a matched point was compared: a ratio needs both bandwidths, or both times.
+bool compared(const MatchedPoint& m) {
+  return (m.baseline.busbw > 0 && m.candidate.busbw > 0) ||
+         (m.baseline.time_us > 0 && m.candidate.time_us > 0);
+}
+
+// Refuses a --dtype, --op or --placement that no series of `models` has: the charts would
+// silently show the default instead.
+void check_view_values(const ViewOptions& view, const std::vector<const Model*>& models) {
+  auto check = [&](std::string_view flag, const std::string& wanted, auto member) {
+    if (wanted.empty()) return;
+    std::set<std::string> present;
+    for (const Model* model : models) {
+      for (const auto& series : model->series) {
+        if (!(series.*member).empty()) present.insert(series.*member);
+      }
+    }
+    if (present.count(wanted)) return;
+    std::string list;
+    for (const auto& value : present) list += (list.empty() ? "" : ", ") + value;
+    throw_usage("{} {}: no result has it ({}); give one of those or leave {} out", flag, wanted,
+                list.empty() ? std::string("the results hold none") : "the results hold " + list,
+                flag);
+  };
+  check("--dtype", view.dtype, &Series::dtype);
+  check("--op", view.op, &Series::op);
+  check("--placement", view.placement, &Series::placement);
+}
+
+// Google Benchmark JSON to `target`: standard output ("-"), a file, or results.gbench.json in
+// a directory. Returns where it went.
+std::string write_gbench(const ResultSet& set, const Model& model, const ReportOptions& options,
+                         const std::string& target) {
+  auto to_stream = [&](std::FILE* stream, const std::string& name) {
+    write_gbench_json(set, model, [&](std::string_view text) {
+      if (std::fwrite(text.data(), 1, text.size(), stream) != text.size()) {
+        throw_runtime("cannot write to {}: {}", name, std::strerror(errno));
+      }
+    });
+    if (std::fflush(stream) != 0 || std::ferror(stream)) {
+      throw_runtime("cannot write to {}: {}", name, std::strerror(errno));
+    }
+  };
+  if (target == "-") {
+    to_stream(stdout, "standard output");
+    return target;
+  }
+  const detail::InputFiles inputs(all_inputs(options));
+  fs::path path(target);
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) path /= "results.gbench.json";
+  if (const auto input = inputs.input_at(path); !input.empty()) {
+    throw_usage("-o {}: this is the input {}; give another file for the JSON", path.string(),
+                input);
+  }
+  const auto status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device or pipe (/dev/stdout, a fifo) is written to, not replaced.
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw_runtime("cannot write {}: {}", path.string(), std::strerror(errno));
+    try {
+      to_stream(f, path.string());
+    } catch (...) {
+      std::fclose(f);
+      throw;
+    }
+    if (std::fclose(f) != 0)
+      throw_runtime("cannot write {}: {}", path.string(), std::strerror(errno));
+    return path.string();
+  }
+  detail::StagedFiles files(path.parent_path(), false);
+  files.write(path.filename().string(),
+              [&](const Sink& sink) { write_gbench_json(set, model, sink); });
+  files.commit();
+  return path.string();
+}
+
+}  // namespace
 
 int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   const bool comparing = !options.baseline.empty() || !options.candidate.empty();
@@ -256,25 +307,42 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
     const ResultSet cand_set = read_checked(options.candidate, "--candidate ", options, err);
     const Model base = build_model(base_set, options.view);
     const Model cand = build_model(cand_set, options.view);
+    check_view_values(options.view, {&base, &cand});
     const Comparison comparison = compare(base, cand, options.compare);
+    // A gate that compared nothing has not passed: say why instead of "OK".
+    const auto judged = std::count_if(comparison.matched.begin(), comparison.matched.end(),
+                                      [](const MatchedPoint& m) { return compared(m); });
+    if (judged == 0) {
+      std::string dims;
+      for (Dim d : comparison.match_dims) dims += (dims.empty() ? "" : ", ") + std::string(name(d));
+      throw_usage(
+          "--baseline {} --candidate {}: nothing was compared: no test, dtype, op, placement and "
+          "size has a bandwidth or time on both sides ({} matched point(s) without one, {} "
+          "series or size range(s) on one side only; configurations matched on: {}); compare "
+          "results of the same tests, or leave a dimension out with --match-ignore DIM",
+          inputs_text(options.baseline), inputs_text(options.candidate), comparison.matched.size(),
+          comparison.unmatched.size(), dims.empty() ? std::string("none") : dims);
+    }
     const std::string dir = options.output.empty() ? "report" : options.output;
     write_comparison(base_set, base, cand_set, cand, comparison, options, dir);
     if (out && !options.quiet) {
-      fmt::print(out, "collbench-report: {}\n", detail::verdict_line(comparison));
+      std::string text = fmt::format("collbench-report: {}\n", detail::verdict_line(comparison));
       std::size_t shown = 0;
       for (const auto& m : comparison.matched) {
         if (m.verdict != Verdict::kRegression || shown++ >= 10) continue;
-        fmt::print(out,
-                   "  regression: {} {} {} {}: ratio {} (baseline {} GB/s, candidate {} GB/s)\n",
-                   m.test, m.config, m.dtype, format_bytes(m.bytes), format_sig(m.ratio),
-                   detail::busbw_text(m.baseline), detail::busbw_text(m.candidate));
+        text += fmt::format(
+            "  regression: {} {} {} {}: ratio {} (baseline {} GB/s, candidate {} GB/s)\n", m.test,
+            m.config, m.dtype, format_bytes(m.bytes), format_sig(m.ratio),
+            detail::busbw_text(m.baseline), detail::busbw_text(m.candidate));
       }
       for (const auto& u : comparison.unmatched) {
-        fmt::print(out, "  unmatched (only in {}): {} {} {}{} {}: {}\n",
-                   u.in_baseline ? "baseline" : "candidate", u.test, u.config, u.dtype,
-                   u.op.empty() ? "" : " " + u.op, u.placement, detail::sizes_text(u.sizes));
+        text +=
+            fmt::format("  unmatched (only in {}): {} {} {}{} {}: {}\n",
+                        u.in_baseline ? "baseline" : "candidate", u.test, u.config, u.dtype,
+                        u.op.empty() ? "" : " " + u.op, u.placement, detail::sizes_text(u.sizes));
       }
-      fmt::print(out, "collbench-report: comparison written to {}/index.html\n", dir);
+      text += fmt::format("collbench-report: comparison written to {}/index.html\n", dir);
+      print_checked(out, text);
     }
     return comparison.regressions > 0 ? exit_status(ExitCode::kCheckFailed) : 0;
   }
@@ -286,23 +354,13 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   }
   const ResultSet set = read_checked(options.inputs, "", options, err);
   const Model model = build_model(set, options.view);
+  check_view_values(options.view, {&model});
   if (options.format == OutputFormat::kGbench) {
     const std::string target = options.output.empty() ? "-" : options.output;
-    if (target == "-") {
-      write_gbench_json(set, model, [](std::string_view text) {
-        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
-          throw_runtime("cannot write to standard output: {}", std::strerror(errno));
-        }
-      });
-      std::fflush(stdout);
-    } else {
-      fs::path path(target);
-      if (fs::is_directory(path)) path /= "results.gbench.json";
-      OutputFile file(path);
-      write_gbench_json(set, model, [&file](std::string_view text) { file.write(text); });
-      file.close();
-      if (out && !options.quiet)
-        fmt::print(out, "collbench-report: Google Benchmark JSON written to {}\n", path.string());
+    const std::string written = write_gbench(set, model, options, target);
+    if (target != "-" && out && !options.quiet) {
+      print_checked(
+          out, fmt::format("collbench-report: Google Benchmark JSON written to {}\n", written));
     }
     return 0;
   }
@@ -312,14 +370,15 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
     const auto notes = static_cast<std::size_t>(
         std::count_if(set.diagnostics.begin(), set.diagnostics.end(),
                       [](const Diagnostic& d) { return d.kind == Diagnostic::Kind::kImported; }));
-    fmt::print(out,
-               "collbench-report: {} measurements, {} configuration(s), {} test(s) from {} "
-               "file(s); {} input problem(s){}\ncollbench-report: wrote {} files to {}/ (open "
-               "{}/index.html)\n",
-               model.rows_used, model.configs.size(), model.views.size(), set.files.size(),
-               set.diagnostics.size() - notes,
-               notes > 0 ? fmt::format(", {} note(s) on other tools' output", notes) : "",
-               files.size(), dir, dir);
+    print_checked(
+        out,
+        fmt::format("collbench-report: {} measurements, {} configuration(s), {} test(s) from {} "
+                    "file(s); {} input problem(s){}\ncollbench-report: wrote {} files to {}/ (open "
+                    "{}/index.html)\n",
+                    model.rows_used, model.configs.size(), model.views.size(), set.files.size(),
+                    set.diagnostics.size() - notes,
+                    notes > 0 ? fmt::format(", {} note(s) on other tools' output", notes) : "",
+                    files.size(), dir, dir));
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "collbench/sizes.h"
+#include "row_check.h"
 
 namespace collbench::report::detail {
 
@@ -147,6 +148,9 @@ LineOutcome RowDecoder::check(const ResultRow& row, Fields::Mask seen, Rejected&
   }
   if (row.status != RowStatus::kUnsupported && !row.time_us) {
     return bad_record("measured row (status ok/wrong) with time_us null; skipped");
+  }
+  if (const std::string problem = row_value_problem(row, RowOrigin::kCollbench); !problem.empty()) {
+    return bad_record(fmt::format("result row with a value out of range: {}; skipped", problem));
   }
   return {};
 }

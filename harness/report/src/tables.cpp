@@ -174,6 +174,15 @@ Table fingerprint_table(const std::vector<Fingerprint>& prints) {
   return t;
 }
 
+Table changed_settings_table(const std::vector<Fingerprint>& prints) {
+  Table t;
+  t.header = {"Series", "Settings that differ from the launch environment"};
+  for (const auto& f : prints) {
+    if (!f.changed_settings.empty()) t.rows.push_back({f.config, f.changed_settings});
+  }
+  return t;
+}
+
 Table env_table(const std::vector<EnvDifference>& differences) {
   Table t;
   t.header = {"Variable", "Value", "Series"};

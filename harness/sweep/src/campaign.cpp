@@ -1,12 +1,16 @@
 #include "collbench/sweep/campaign.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <regex>
@@ -17,11 +21,22 @@
 #include "collbench/sweep/slurm_time.h"
 #include "collbench/text.h"
 #include "collbench/types.h"
-#include "files.h"
 #include "lists.h"
+#include "shown.h"
 
 namespace collbench::sweep {
 namespace {
+
+// The largest campaign file read: campaigns are a few hundred lines.
+constexpr std::size_t kMaxCampaignBytes = 4 << 20;
+// Bounds that messages state: a node count or tasks per node, the ranks of one run (nodes x
+// tasks per node, so that it fits an int everywhere) and the runs of a campaign (so that plan
+// and the manifest stay readable and the matrix fits in memory).
+constexpr long long kMaxCount = 100000;
+constexpr long long kMaxRanks = 1 << 20;
+constexpr double kMaxRuns = 100000;
+// collbench's own bound on -f, checked here too so that the message points at sizes.factor.
+constexpr long long kMaxFactor = 1 << 20;
 
 const std::vector<std::string> kMeasureKeys{"sizes", "dtypes", "ops",     "check",
                                             "iters", "warmup", "timeout", "args"};
@@ -39,7 +54,8 @@ const std::vector<std::string> kSizeKeys{"min", "max", "factor", "step"};
 
 bool valid_name(const std::string& s) {
   static const std::regex kName("[A-Za-z0-9][A-Za-z0-9_.+-]*");
-  return std::regex_match(s, kName) && s.size() <= 64;
+  // The length first: std::regex recurses once a character, and a long name would overflow it.
+  return s.size() <= 64 && std::regex_match(s, kName);
 }
 
 // The item of `items` (partitions, variants) called `name`, or nullptr.
@@ -55,7 +71,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Null:
       return "nothing";
     case YAML::NodeType::Scalar:
-      return fmt::format("'{}'", node.Scalar());
+      return fmt::format("'{}'", shown(node.Scalar()));
     case YAML::NodeType::Sequence:
       return "a list";
     case YAML::NodeType::Map:
@@ -113,7 +129,7 @@ class Reader {
           fail(mark(value, key_mark),
                "time_limit '{}' is not a Slurm time; use minutes (30), \"HH:MM:SS\" or "
                "\"D-HH:MM:SS\"",
-               c.time_limit);
+               shown(c.time_limit));
         }
       } else if (key == "launcher") {
         c.launcher = choice(value, key_mark, "launcher", {"srun", "mpirun"});
@@ -147,6 +163,7 @@ class Reader {
     if (!gpus_given) c.request_gpus = uses_gpus(c.backend);
     if (c.partitions.empty()) c.partitions.push_back(Partition{"", "", "", {}, top});
     if (c.variants.empty()) c.variants.push_back(Variant{"default", "", {}, {}, {}, top});
+    check_matrix_size(c, top);
     if (!c.container_image.empty() && c.launcher != "srun") {
       fail(top,
            "container_image needs launcher: srun (pyxis runs containers through srun); "
@@ -192,9 +209,10 @@ class Reader {
       const std::string key = it->first.Scalar();
       if (!contains(allowed, key)) {
         if (auto guess = closest_word(key, allowed)) {
-          fail(km, "unknown key '{}' in {}; did you mean '{}'?", key, where, *guess);
+          fail(km, "unknown key '{}' in {}; did you mean '{}'?", shown(key), where, *guess);
         }
-        fail(km, "unknown key '{}' in {}; the keys are: {}", key, where, fmt::join(allowed, ", "));
+        fail(km, "unknown key '{}' in {}; the keys are: {}", shown(key), where,
+             fmt::join(allowed, ", "));
       }
       if (auto [pos, inserted] = seen.emplace(key, km.line); !inserted) {
         fail(km, "key '{}' appears twice in {} (first at line {}); keep one", key, where,
@@ -205,8 +223,19 @@ class Reader {
     return out;
   }
 
+  // NUL ends a C string: a command line, a path or an environment value would be cut there
+  // without a word, so the campaign check refuses it before anything is written or run.
+  void refuse_nul(const YAML::Node& scalar, const SourceMark& km, const std::string& what) const {
+    if (scalar.Scalar().find('\0') == std::string::npos) return;
+    fail(mark(scalar, km),
+         "'{}' holds a NUL byte ({}), which no command line, path or environment can carry; "
+         "remove it (\\0 in a double-quoted YAML string writes one)",
+         what, describe(scalar));
+  }
+
   std::string text(const YAML::Node& v, const SourceMark& km, const std::string& what) const {
     if (!v.IsScalar()) fail(mark(v, km), "'{}' must be text, not {}", what, describe(v));
+    refuse_nul(v, km, what);
     return v.Scalar();
   }
 
@@ -217,7 +246,7 @@ class Reader {
       fail(mark(v, km),
            "{} name '{}' is not usable in file and job names; use letters, digits and "
            "._+- (up to 64, starting with a letter or digit), e.g. {}",
-           what, s, example);
+           what, shown(s), example);
     }
     return s;
   }
@@ -226,7 +255,7 @@ class Reader {
                      const std::vector<std::string>& choices) const {
     const std::string s = text(v, km, what);
     if (!contains(choices, s)) {
-      fail(mark(v, km), "{} '{}' is not one of: {}", what, s, fmt::join(choices, ", "));
+      fail(mark(v, km), "{} '{}' is not one of: {}", what, shown(s), fmt::join(choices, ", "));
     }
     return s;
   }
@@ -251,7 +280,7 @@ class Reader {
     long long value = 0;
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
     if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
-      fail(mark(v, km), "'{}' must be an integer, not '{}'; e.g. {}", what, s, example);
+      fail(mark(v, km), "'{}' must be an integer, not '{}'; e.g. {}", what, shown(s), example);
     }
     return value;
   }
@@ -278,17 +307,20 @@ class Reader {
   std::vector<int> positive_ints(const YAML::Node& v, const SourceMark& km, const std::string& what,
                                  const std::string& example, std::vector<SourceMark>* marks) const {
     std::vector<int> out;
+    std::vector<SourceMark> item_marks;
     auto add = [&](const YAML::Node& item) {
       const long long value = parse_integer(item, km, what, example);
-      if (value < 1 || value > 100000) {
-        fail(mark(item, km), "'{}' holds {}; counts must be positive (1 or more), e.g. {}", what,
-             value, example);
+      if (value < 1 || value > kMaxCount) {
+        fail(mark(item, km), "'{}' holds {}; counts must be positive, from 1 to {}, e.g. {}", what,
+             value, kMaxCount, example);
       }
-      if (contains(out, value)) {
-        fail(mark(item, km), "'{}' lists {} twice; list each count once", what, value);
+      if (const auto first = std::find(out.begin(), out.end(), value); first != out.end()) {
+        const SourceMark& at = item_marks[static_cast<std::size_t>(first - out.begin())];
+        fail(mark(item, km), "'{}' lists {} twice (first at {}:{}); list each count once", what,
+             value, at.line, at.column);
       }
       out.push_back(static_cast<int>(value));
-      if (marks) marks->push_back(mark(item, km));
+      item_marks.push_back(mark(item, km));
     };
     if (v.IsSequence()) {
       for (const auto& item : v) add(item);
@@ -302,13 +334,17 @@ class Reader {
       fail(mark(v, km), "'{}' must be a list of positive integers, not {}; e.g. {}", what,
            describe(v), example);
     }
+    if (marks) *marks = std::move(item_marks);
     return out;
   }
 
   std::vector<std::string> words(const YAML::Node& v, const SourceMark& km, const std::string& what,
                                  const std::string& example) const {
     std::vector<std::string> out;
-    if (v.IsScalar()) return {v.Scalar()};
+    if (v.IsScalar()) {
+      refuse_nul(v, km, what);
+      return {v.Scalar()};
+    }
     if (!v.IsSequence())
       fail(mark(v, km), "'{}' must be a list of words, not {}; e.g. {}", what, describe(v),
            example);
@@ -317,35 +353,76 @@ class Reader {
         fail(mark(item, km), "'{}' must be a list of words, but an item is {}; e.g. {}", what,
              describe(item), example);
       }
+      refuse_nul(item, km, what);
       out.push_back(item.Scalar());
     }
     return out;
   }
 
-  std::vector<std::string> tests(const YAML::Node& v, const SourceMark& km) const {
-    auto list = words(v, km, "tests", "tests: [all_reduce, all_gather]");
-    if (list.empty())
-      fail(mark(v, km),
-           "'tests' is empty; list collbench tests, e.g. tests: [all_reduce] or tests: all");
-    std::vector<std::string> out;
+  // A list of names (tests, dtypes, ops): a YAML list or one word, either holding
+  // comma-separated names as collbench takes them. `key` gives a name's identity (aliases share
+  // one; nullopt: unknown, and `unknown` throws). Each thing may be named once and "all" only
+  // alone, for a list that names a thing twice would measure it twice.
+  std::vector<std::string> name_list(
+      const YAML::Node& v, const SourceMark& km, const std::string& what,
+      const std::string& example,
+      const std::function<std::optional<std::string>(const std::string&)>& key,
+      const std::function<void(const std::string&, const SourceMark&)>& unknown) const {
+    struct Named {
+      std::string name;
+      SourceMark at;
+    };
+    std::vector<Named> items;
+    const auto list = words(v, km, what, example);
     for (std::size_t i = 0; i < list.size(); ++i) {
-      // "all_reduce,all_gather" in one word is accepted as collbench accepts it.
-      for (const auto& t : split_nonempty(list[i], ',')) {
-        const SourceMark at = v.IsSequence() ? mark(v[i], km) : mark(v, km);
-        if (t == "all") {
-          out.push_back(t);
-          continue;
-        }
-        const auto& known = rules_.known_tests;
-        if (!known.empty() && !contains(known, t)) {
-          if (auto guess = closest_word(t, known))
-            fail(at, "unknown test '{}'; did you mean '{}'?", t, *guess);
-          fail(at, "unknown test '{}'; the tests are: {} (or all)", t, fmt::join(known, ", "));
-        }
-        out.push_back(t);
+      const SourceMark at = v.IsSequence() ? mark(v[i], km) : mark(v, km);
+      for (const auto& part : split_nonempty(list[i], ',')) {
+        const auto name = trim(part);
+        if (!name.empty()) items.push_back({std::string(name), at});
       }
     }
+    if (items.empty()) {
+      fail(mark(v, km), "'{}' is empty; list at least one, e.g. {}, or leave the key out", what,
+           example);
+    }
+    std::map<std::string, const Named*> seen;
+    std::vector<std::string> out;
+    for (const auto& item : items) {
+      if (item.name == "all") {
+        if (items.size() > 1) {
+          fail(item.at, "'{}' lists all and more; all already names every one, so keep all alone",
+               what);
+        }
+        out.push_back(item.name);
+        continue;
+      }
+      const auto k = key(item.name);
+      if (!k) unknown(item.name, item.at);
+      if (auto [first, inserted] = seen.emplace(*k, &item); !inserted) {
+        const Named& f = *first->second;
+        fail(item.at, "'{}' lists {} twice (first at {}:{}{}); list each once", what,
+             shown(item.name), f.at.line, f.at.column,
+             f.name == item.name ? "" : fmt::format(" as {}", shown(f.name)));
+      }
+      out.push_back(item.name);
+    }
     return out;
+  }
+
+  std::vector<std::string> tests(const YAML::Node& v, const SourceMark& km) const {
+    const auto& known = rules_.known_tests;
+    return name_list(
+        v, km, "tests", "tests: [all_reduce, all_gather]",
+        [&](const std::string& t) -> std::optional<std::string> {
+          if (!known.empty() && !contains(known, t)) return std::nullopt;
+          return t;
+        },
+        [&](const std::string& t, const SourceMark& at) {
+          if (auto guess = closest_word(t, known))
+            fail(at, "unknown test '{}'; did you mean '{}'?", shown(t), *guess);
+          fail(at, "unknown test '{}'; the tests are: {} (or all)", shown(t),
+               fmt::join(known, ", "));
+        });
   }
 
   std::uint64_t size(const YAML::Node& v, const SourceMark& km, const std::string& what) const {
@@ -371,9 +448,11 @@ class Reader {
       if (key == "max") o.max_bytes = size(value, key_mark, "sizes.max");
       if (key == "factor") {
         const long long f = parse_integer(value, key_mark, "sizes.factor", "factor: 2");
-        if (f < 2)
+        if (f < 2 || f > kMaxFactor)
           fail(mark(value, key_mark),
-               "sizes.factor is {}; it must be 2 or more (or use step: for a fixed increment)", f);
+               "sizes.factor is {}; it must be 2 or more and at most {} (2^20, as collbench -f), "
+               "or use step: for a fixed increment",
+               f, kMaxFactor);
         o.step_factor = static_cast<std::uint64_t>(f);
       }
       if (key == "step") {
@@ -393,6 +472,29 @@ class Reader {
            format_bytes(*o.min_bytes), format_bytes(*o.max_bytes));
     }
     if (!o.step_factor && !o.step_bytes) o.step_factor = 2;
+    check_range_advances(o, mark(v, km));
+  }
+
+  // A range from min to a larger max that measures min alone is a mistake, not a choice (one
+  // size is min == max): 0 times a factor stays 0, and a factor or step past max ends at once.
+  void check_range_advances(const MeasureOptions& o, const SourceMark& at) const {
+    const std::uint64_t min = *o.min_bytes, max = *o.max_bytes;
+    if (min == max) return;
+    if (o.step_factor && min == 0) {
+      fail(at,
+           "sizes start at 0 B and factor multiplies, so only 0 B would be measured; start at "
+           "min: 1 or more, or add a fixed step: instead of factor:");
+    }
+    const bool one = o.step_factor ? min > max / *o.step_factor : *o.step_bytes > max - min;
+    if (one) {
+      fail(at,
+           "sizes from {} to {} by {} measure only {} (the next size is past max); use a smaller "
+           "{}, a larger max, or min equal to max for one size",
+           format_bytes(min), format_bytes(max),
+           o.step_factor ? fmt::format("factor {}", *o.step_factor)
+                         : fmt::format("step {}", format_bytes(*o.step_bytes)),
+           format_bytes(min), o.step_factor ? "factor" : "step");
+    }
   }
 
   void measure_key(const std::string& key, const YAML::Node& v, const SourceMark& km,
@@ -400,21 +502,27 @@ class Reader {
     if (key == "sizes") {
       sizes(v, km, o);
     } else if (key == "dtypes") {
-      o.dtypes = words(v, km, "dtypes", "dtypes: [float, half]");
-      for (std::size_t i = 0; i < o.dtypes.size(); ++i) {
-        if (o.dtypes[i] != "all" && !parse_dtype(o.dtypes[i])) {
-          fail(v.IsSequence() ? mark(v[i], km) : mark(v, km),
-               "unknown dtype '{}'; use one of: {} (or all)", o.dtypes[i], dtype_names());
-        }
-      }
+      o.dtypes = name_list(
+          v, km, "dtypes", "dtypes: [float, half]",
+          [](const std::string& d) -> std::optional<std::string> {
+            const auto t = parse_dtype(d);
+            if (!t) return std::nullopt;
+            return std::string(name(*t));
+          },
+          [&](const std::string& d, const SourceMark& at) {
+            fail(at, "unknown dtype '{}'; use one of: {} (or all)", shown(d), dtype_names());
+          });
     } else if (key == "ops") {
-      o.ops = words(v, km, "ops", "ops: [sum]");
-      for (std::size_t i = 0; i < o.ops.size(); ++i) {
-        if (o.ops[i] != "all" && !parse_op(o.ops[i])) {
-          fail(v.IsSequence() ? mark(v[i], km) : mark(v, km),
-               "unknown op '{}'; use one of: {} (or all)", o.ops[i], op_names());
-        }
-      }
+      o.ops = name_list(
+          v, km, "ops", "ops: [sum]",
+          [](const std::string& op) -> std::optional<std::string> {
+            const auto r = parse_op(op);
+            if (!r) return std::nullopt;
+            return std::string(name(*r));
+          },
+          [&](const std::string& op, const SourceMark& at) {
+            fail(at, "unknown op '{}'; use one of: {} (or all)", shown(op), op_names());
+          });
     } else if (key == "check") {
       o.check = integer(v, km, "check", 0, 1000000);
     } else if (key == "iters") {
@@ -425,7 +533,8 @@ class Reader {
       const std::string s = v.IsScalar() ? v.Scalar() : "";
       double t = -1;
       const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), t);
-      if (!v.IsScalar() || ec != std::errc() || ptr != s.data() + s.size() || t < 0) {
+      if (!v.IsScalar() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(t) ||
+          t < 0) {
         fail(mark(v, km),
              "'timeout' must be seconds (0 or more; 0 = never), not {}; e.g. timeout: 120",
              describe(v));
@@ -526,7 +635,7 @@ class Reader {
         fail(at,
              "'{}' is not an environment variable name; use letters, digits and _ (not starting "
              "with a digit)",
-             name);
+             shown(name));
       }
       if (auto [pos, inserted] = seen.emplace(name, at.line); !inserted) {
         fail(at, "variable {} is set twice in this env (first at line {}); keep one", name,
@@ -538,6 +647,13 @@ class Reader {
       if (value.IsNull()) {
         out.push_back({name, std::nullopt});  // null: unset it for this variant
       } else if (value.IsScalar()) {
+        if (value.Scalar().find('\0') != std::string::npos) {
+          // Refused here, with its place, before plan prints it or a run writes any file:
+          // an environment value ends at the first NUL, so the run would see another value.
+          fail(mark(value, at),
+               "the value of {} holds a NUL byte ({}), which no environment can carry; remove it",
+               name, describe(value));
+        }
         // The scalar's text as written (0x10 stays 0x10, 1.0 stays 1.0).
         out.push_back({name, value.Scalar()});
       } else {
@@ -546,6 +662,29 @@ class Reader {
       }
     }
     return out;
+  }
+
+  void check_matrix_size(const Campaign& c, const SourceMark& top) const {
+    const long long most_tasks =
+        *std::max_element(c.tasks_per_node.begin(), c.tasks_per_node.end());
+    for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+      if (static_cast<long long>(c.nodes[i]) * most_tasks <= kMaxRanks) continue;
+      fail(c.node_marks[i],
+           "nodes: {} with tasks_per_node: {} makes {} ranks in one run; a run has at most {} "
+           "ranks (nodes x tasks_per_node)",
+           c.nodes[i], most_tasks, static_cast<long long>(c.nodes[i]) * most_tasks, kMaxRanks);
+    }
+    // In floating point: the product of five list lengths overflows no integer this way.
+    const double runs = double(c.repeats) * double(c.partitions.size()) * double(c.nodes.size()) *
+                        double(c.tasks_per_node.size()) * double(c.variants.size());
+    if (runs > kMaxRuns) {
+      fail(top,
+           "the campaign has {:.0f} runs ({} repeats x {} partitions x {} node counts x {} "
+           "tasks_per_node x {} variants); a campaign has at most {:.0f}: split it or shorten a "
+           "list",
+           runs, c.repeats, c.partitions.size(), c.nodes.size(), c.tasks_per_node.size(),
+           c.variants.size(), kMaxRuns);
+    }
   }
 
   void check_collbench_args(const Campaign& c) const {
@@ -558,14 +697,15 @@ class Reader {
       try {
         rules_.check_collbench_args(argv);
       } catch (const Error& e) {
+        const bool has_args = !v.options.args.empty() || !c.options.args.empty();
         const SourceMark at = !v.options.args.empty()   ? v.options.args_mark
                               : !c.options.args.empty() ? c.options.args_mark
                                                         : v.mark;
-        fail(at,
-             "collbench rejects the options of variant '{}': {} (an option that a key such as "
-             "iters: "
-             "sets cannot be repeated in args)",
-             v.name, e.what());
+        // The hint about args only where there are args: it misleads about a sizes: block.
+        fail(at, "collbench rejects the options of variant '{}': {}{}", v.name,
+             shown(e.what(), 400),
+             has_args ? " (an option that a key such as iters: sets cannot be repeated in args)"
+                      : "");
       }
     }
   }
@@ -577,8 +717,9 @@ class Reader {
 }  // namespace
 
 std::string SourceMark::str() const {
-  if (line <= 0) return file;
-  return fmt::format("{}:{}:{}", file, line, column);
+  // The file's name as the user gave it, kept on one line.
+  if (line <= 0) return shown(file, 300);
+  return fmt::format("{}:{}:{}", shown(file, 300), line, column);
 }
 
 MeasureOptions MeasureOptions::merged(const MeasureOptions& over) const {
@@ -627,22 +768,59 @@ Campaign parse_campaign(const std::string& text, const std::string& file,
   YAML::Node root;
   try {
     root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw Error(ExitCode::kUsage, fmt::format("{}:{}:{}: not valid YAML: {}; fix the syntax there",
-                                              file, e.mark.line + 1, e.mark.column + 1, e.msg));
+  } catch (const YAML::Exception& e) {
+    // Nesting deeper than yaml-cpp allows lands here too, as a syntax error.
+    throw Error(ExitCode::kUsage,
+                fmt::format("{}:{}:{}: not valid YAML: {}; fix the syntax there", shown(file, 300),
+                            e.mark.line + 1, e.mark.column + 1, shown(e.msg)));
   }
-  return Reader(file, rules).read(root);
+  try {
+    return Reader(file, rules).read(root);
+  } catch (const YAML::Exception& e) {
+    // The reader checks every node's type before it converts it; this is a backstop so that no
+    // document, however odd, ends in anything but a usage error with a position.
+    throw Error(ExitCode::kUsage,
+                fmt::format("{}:{}:{}: cannot read this campaign: {}; fix the file there",
+                            shown(file, 300), e.mark.line + 1, e.mark.column + 1, shown(e.msg)));
+  }
 }
 
 Campaign load_campaign(const std::filesystem::path& file, const CampaignRules& rules) {
-  const auto text = read_file(file);
-  if (!text) {
+  const auto cannot_read = [&](int error) {
     throw_usage(
         "cannot read campaign file {}: {}; give the path of a campaign YAML file (see "
         "slurm/campaigns/)",
-        file.string(), std::strerror(errno));
+        shown(file.string(), 300), std::strerror(error));
+  };
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) cannot_read(errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw_usage(
+        "campaign file {} is a directory; give the path of a campaign YAML file (examples in "
+        "slurm/campaigns/)",
+        shown(file.string(), 300));
   }
-  return parse_campaign(*text, file.string(), rules);
+  // Read at most one byte more than a campaign may have: /dev/zero or a huge file is refused
+  // instead of filling memory.
+  std::string text;
+  char buffer[65536];
+  while (text.size() <= kMaxCampaignBytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) cannot_read(errno);
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  if (text.size() > kMaxCampaignBytes) {
+    throw_usage("campaign file {} is larger than {}; a campaign is a short YAML file",
+                shown(file.string(), 300), format_bytes(kMaxCampaignBytes));
+  }
+  return parse_campaign(text, file.string(), rules);
 }
 
 }  // namespace collbench::sweep

@@ -1,14 +1,20 @@
 #include "collbench/sweep/cli.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 #include "collbench/error.h"
+#include "collbench/sweep/did_you_mean.h"
 #include "collbench/system.h"
+#include "shown.h"
 
 namespace collbench::sweep {
 namespace {
@@ -30,11 +36,91 @@ Examples:
 Exit codes: 0 success, 1 a run produced wrong results, 2 bad usage or campaign file,
 3 runtime failure (Slurm command missing or refusing, failed runs, timeout).)";
 
+// The subcommands, in the order --help lists them.
+const std::vector<std::string> kSubcommands{"plan", "submit", "status", "wait", "collect", "run"};
+
+// Bounds of the numeric options, which messages state: a month of seconds, and squeue polls no
+// more often than ten times a second.
+constexpr double kMaxSeconds = 30 * 86400.0;
+constexpr double kMinInterval = 0.1;
+constexpr double kMaxInterval = 3600;
+
 // Where the options of the command line land before they become the command's settings.
 struct Given {
   std::string campaign, results, collbench, sbatch_template;
   double lock_timeout_s = 600;
 };
+
+// An unknown first word is a mistyped subcommand: say so (CLI11 would call it missing).
+void check_subcommand(int argc, const char* const* argv) {
+  if (argc < 2) return;
+  const std::string word = argv[1];
+  if (word.empty() || word[0] == '-') return;
+  for (const auto& s : kSubcommands) {
+    if (word == s) return;
+  }
+  const std::string all = fmt::format("{}", fmt::join(kSubcommands, ", "));
+  if (const auto guess = closest_word(word, kSubcommands)) {
+    throw_usage(
+        "unknown subcommand '{}'; did you mean '{}'? (the subcommands are {}); run "
+        "collbench-sweep --help",
+        shown(word), *guess, all);
+  }
+  throw_usage("unknown subcommand '{}'; the subcommands are {}; run collbench-sweep --help",
+              shown(word), all);
+}
+
+// The message for arguments the subcommand does not take, with the option meant when one is
+// close to a given one.
+std::string unexpected_arguments(const CLI::App& app, int argc, const char* const* argv,
+                                 const std::string& parser_message) {
+  const CLI::App* sub = nullptr;
+  for (const auto* candidate : app.get_subcommands({})) {
+    if (argc > 1 && candidate->get_name() == argv[1]) sub = candidate;
+  }
+  if (sub) {
+    std::vector<std::string> names;
+    for (const auto* option : sub->get_options()) {
+      for (const auto& n : option->get_lnames()) names.push_back("--" + n);
+    }
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (!arg.starts_with("--")) continue;
+      const std::string name = arg.substr(0, arg.find('='));
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+      if (const auto guess = closest_word(name, names)) {
+        return fmt::format("{} does not take {}; did you mean {}?", sub->get_name(), shown(name),
+                           *guess);
+      }
+      return fmt::format("{} does not take {}; its options are {}", sub->get_name(), shown(name),
+                         fmt::join(names, ", "));
+    }
+  }
+  return shown(parser_message, 200);
+}
+
+// Seconds given on the command line: a finite number in [min, max], said with the bound.
+void check_seconds(const char* option, double value, double min, double max, const char* meaning) {
+  if (std::isfinite(value) && value >= min && value <= max) return;
+  throw_usage("{} {}: {} must be from {} to {} seconds; run collbench-sweep --help", option, value,
+              meaning, min, max);
+}
+
+// Whether the subcommand that was parsed got `option` on the command line.
+bool given_option(const CLI::App& app, const std::string& option) {
+  for (const auto* sub : app.get_subcommands()) {
+    const auto* o = sub->get_option_no_throw(option);
+    if (o && o->count() > 0) return true;
+  }
+  return false;
+}
+
+// A path or program given on the command line must name something.
+void check_named(const char* what, const std::string& value) {
+  if (!value.empty()) return;
+  throw_usage("{} is empty; give a path (or leave the option out); run collbench-sweep --help",
+              what);
+}
 
 // The options every subcommand takes.
 void add_common(CLI::App* sub, Given& given) {
@@ -49,7 +135,7 @@ void add_common(CLI::App* sub, Given& given) {
                   "sbatch template (default: slurm/collbench.sbatch of this checkout)");
   sub->add_option("--lock-timeout", given.lock_timeout_s,
                   "Seconds to wait for another collbench-sweep holding the "
-                  "manifest (default 600)");
+                  "manifest (default 600; 0 to 2592000)");
 }
 
 void add_run_options(CLI::App* rn, SweepCommand& c) {
@@ -63,8 +149,10 @@ void add_run_options(CLI::App* rn, SweepCommand& c) {
   rn->add_flag("--dry-run", c.submit.dry_run, "Without --local: print what would be submitted");
   rn->add_flag("--array", c.submit.array, "Without --local: submit repeats as job arrays");
   rn->add_option("--timeout", c.wait.timeout_s,
-                 "Without --local: give up waiting after this many seconds");
-  rn->add_option("--interval", c.wait.interval_s, "Without --local: seconds between squeue polls");
+                 "Without --local: give up waiting after this many seconds (0 = never; up to "
+                 "2592000)");
+  rn->add_option("--interval", c.wait.interval_s,
+                 "Without --local: seconds between squeue polls (0.1 to 3600)");
 }
 
 // The settings that do not come from the command line: this program's directory and stdout.
@@ -101,8 +189,9 @@ void add_subcommands(CLI::App& app, SweepCommand& c, Given& given) {
   auto* wt = add(Subcommand::kWait, "wait",
                  "Wait until no submitted run is pending or running, showing progress");
   wt->add_option("--timeout", c.wait.timeout_s,
-                 "Give up after this many seconds (exit 3); 0 = never (default)");
-  wt->add_option("--interval", c.wait.interval_s, "Seconds between squeue polls (default 5)");
+                 "Give up after this many seconds (exit 3); 0 = never (default); up to 2592000");
+  wt->add_option("--interval", c.wait.interval_s,
+                 "Seconds between squeue polls (default 5; 0.1 to 3600)");
 
   add(Subcommand::kCollect, "collect",
       "Bring finished runs' results under the campaign with labels; record failed runs and why");
@@ -128,6 +217,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv, Campaign
   Given given;
   add_subcommands(app, c, given);
 
+  check_subcommand(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -135,9 +225,26 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv, Campaign
     app.exit(e, out, out);
     parsed.exit_text = out.str();
     return parsed;
+  } catch (const CLI::ExtrasError& e) {
+    throw_usage("{}; run collbench-sweep --help", unexpected_arguments(app, argc, argv, e.what()));
   } catch (const CLI::ParseError& e) {
-    throw_usage("{}; run collbench-sweep --help", e.what());
+    throw_usage("{}; run collbench-sweep --help", shown(e.what(), 200));
   }
+
+  if (given.campaign.empty()) {
+    throw_usage(
+        "the campaign file name is empty; give the path of a campaign YAML file; run "
+        "collbench-sweep --help");
+  }
+  if (given_option(app, "--results")) check_named("--results", given.results);
+  if (given_option(app, "--collbench")) check_named("--collbench", given.collbench);
+  if (given_option(app, "--template")) check_named("--template", given.sbatch_template);
+  if (given_option(app, "--mpirun")) check_named("--mpirun", c.settings.mpirun);
+  check_seconds("--lock-timeout", given.lock_timeout_s, 0, kMaxSeconds,
+                "the wait for the manifest's lock");
+  check_seconds("--timeout", c.wait.timeout_s, 0, kMaxSeconds, "the wait (0 = no limit)");
+  check_seconds("--interval", c.wait.interval_s, kMinInterval, kMaxInterval,
+                "the time between squeue polls");
 
   c.settings.campaign_file = given.campaign;
   c.settings.rules = std::move(rules);

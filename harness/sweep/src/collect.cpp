@@ -141,6 +141,16 @@ Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files)
   const auto status = read_exit_status(status_file);
   if (status && *status != 0) {
     Failure f = describe_failed_exit(*status, summarize_results(files.raw_jsonl));
+    // The template's own words when a signal stopped or killed the launcher (its status 3).
+    constexpr std::string_view kStopped = "# collbench.sbatch: the launcher was ";
+    if (const auto at = output.rfind(kStopped); at != std::string::npos) {
+      const auto start = at + kStopped.size();
+      const auto end = output.find_first_of(";\n", start);
+      f = failure(
+          FailureKind::kNonZeroExit,
+          "the launcher was " +
+              output.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    }
     f.reason += see;
     return failed(o, std::move(f));
   }

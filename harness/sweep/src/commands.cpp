@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "collbench/error.h"
@@ -92,29 +93,44 @@ struct RunStatus {
   std::string detail;
 };
 
-RunStatus status_of(const RunRecord* r, const std::map<std::string, JobState>& jobs, bool busy,
-                    const CampaignPaths& paths, const std::string& run) {
+RunStatus status_of(const Session& session, const Records& records, const RunSpec& run,
+                    const std::map<std::string, JobState>& jobs, bool busy) {
+  const RunRecord* r = record_of(records, run.name);
   if (!r || r->state == State::kNone) return {"unsubmitted", "", ""};
+  const Standing st = standing_of(session, records, run);
+  const bool local = where_of(session, run) == Where::kLocal;
+  const std::string again =
+      local ? "run --local again to measure it again" : "submit again to measure it again";
+  if (st.stale() && r->state != State::kSubmitted && st.live.empty()) {
+    return {st.lost ? "lost" : "changed", r->job_id,
+            fmt::format("{}; {}", stale_reason(session, st, run), again)};
+  }
   switch (r->state) {
     case State::kCollected:
       return {"done", r->job_id,
-              fmt::format("collected: {}", paths.collected(run).filename().string())};
+              fmt::format("collected: {}", session.paths.collected(run.name).filename().string())};
     case State::kFailed:
       return {"failed", r->job_id, r->reason};
     case State::kStarted:
+      if (!st.live.empty()) {
+        return {"running", "",
+                fmt::format("local run in progress (mpirun pid {})", r->launch->pid)};
+      }
       if (busy) return {"running", "", "local run in progress"};
       return {"interrupted", "", "a local run started it and did not finish; run --local again"};
     case State::kSubmitted: {
       const Outcome o = outcome_of(*r, jobs);
+      const std::string note =
+          st.changed.empty() ? "" : fmt::format(" ({}; {})", stale_reason(session, st, run), again);
       switch (o.kind) {
         case Outcome::Kind::kWaiting:
-          return {"pending", r->job_id, o.detail};
+          return {"pending", r->job_id, o.detail + note};
         case Outcome::Kind::kRunning:
-          return {"running", r->job_id, o.detail};
+          return {"running", r->job_id, o.detail + note};
         case Outcome::Kind::kSucceeded:
-          return {"done", r->job_id, "finished, not collected yet: run collect"};
+          return {"done", r->job_id, "finished, not collected yet: run collect" + note};
         case Outcome::Kind::kFailed:
-          return {"failed", r->job_id, o.detail};
+          return {"failed", r->job_id, o.detail + note};
       }
       break;
     }
@@ -140,7 +156,21 @@ SubmitPlan choose_runs_to_submit(const Session& session, const SweepSettings& s,
   for (const auto& run : session.runs) {
     const RunRecord* r = record_of(records, run.name);
     const State state = r ? r->state : State::kNone;
+    const Standing st = standing_of(session, records, run);
+    if (state == State::kSubmitted && !st.changed.empty()) {
+      // Its job measures what the campaign said then: collecting it shows it as changed, and
+      // the next submit measures the run as it is now.
+      ++plan.in_flight;
+      print(s, fmt::format("{}: {}; job {} measures the old definition: collect it (or scancel "
+                           "{}), then submit again",
+                           run.name, stale_reason(session, st, run), r->job_id, r->job_id));
+      continue;
+    }
     if (state == State::kNone) {
+      plan.todo.push_back(&run);
+    } else if (st.stale()) {
+      print(s,
+            fmt::format("{}: {}; submitting it again", run.name, stale_reason(session, st, run)));
       plan.todo.push_back(&run);
     } else if (state == State::kCollected) {
       ++plan.done;
@@ -195,6 +225,7 @@ void record_submitted(const Session& session, const SweepSettings& s, const Subm
     e.env_file = session.paths.env_file(run.name).string();
     e.command = sub.command.argv;
     e.labels = run_labels(session.campaign, run);
+    e.definition = run_definition(session.campaign, run, Where::kSlurm);
     session.manifest.append(std::move(e));
     print(s, fmt::format("submitted {} as job {}", run.name, id));
   }
@@ -218,7 +249,9 @@ int plan(const SweepSettings& s) {
                        "INSTANCE", "NODES", "TASKS/NODE", "VARIANT", "REPEAT", "MANIFEST"));
   for (const auto& r : session.runs) {
     const RunRecord* record = record_of(records, r.name);
-    const std::string state(record ? name(record->state) : "unsubmitted");
+    const Standing st = standing_of(session, records, r);
+    std::string state(record ? name(record->state) : "unsubmitted");
+    if (record && st.stale()) state = st.lost ? "lost" : "changed";
     print(s, fmt::format("{:<36} {:<12} {:<16} {:>5} {:>10} {:<14} {:>6}  {}", r.name,
                          r.partition_label, r.instance_type.empty() ? "-" : r.instance_type,
                          r.nodes, r.tasks_per_node, r.variant, r.repeat, state));
@@ -278,11 +311,11 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
           Slurm().submit(sub.command.argv, apply_env(current_environment(), sub.command.env), what);
     } catch (const Error& e) {
       // This run's manifest stays as it was; earlier submissions of this command are recorded.
-      print(s, fmt::format("error: {}", e.what()));
-      if (submitted > 0)
-        print(s,
-              fmt::format("{} runs were submitted before the error and are recorded", submitted));
-      return exit_status(e.code());
+      // The error goes to stderr, with main's other errors.
+      if (submitted == 0) throw;
+      throw Error(e.code(), fmt::format("{} ({} runs were submitted before the error and are "
+                                        "recorded)",
+                                        e.what(), submitted));
     }
     record_submitted(session, s, sub, job_id);
     submitted += static_cast<int>(group.size());
@@ -299,7 +332,7 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
 }
 
 int status(const SweepSettings& s, bool json) {
-  const Session session = open_session(s);
+  const Session session = open_session(s, Scope::kRecorded);
   const auto records = session.manifest.runs();
   std::map<std::string, JobState> jobs;
   if (!s.local) jobs = query_submitted(records);
@@ -310,14 +343,15 @@ int status(const SweepSettings& s, bool json) {
   std::vector<RunStatus> statuses;
   for (const auto& run : session.runs) {
     const RunRecord* record = record_of(records, run.name);
-    const RunStatus st = status_of(record, jobs, busy, session.paths, run.name);
+    const RunStatus st = status_of(session, records, run, jobs, busy);
     ++counts[st.state];
     statuses.push_back(st);
     rows.push_back({{"run", run.name},
                     {"state", st.state},
                     {"job_id", st.job_id},
                     {"detail", st.detail},
-                    {"collected", record && record->state == State::kCollected}});
+                    {"collected", record && record->state == State::kCollected},
+                    {"mode", enum_name(where_of(session, run))}});
   }
   if (json) {
     nlohmann::json j{{"campaign", session.campaign.name},
@@ -329,8 +363,10 @@ int status(const SweepSettings& s, bool json) {
     return 0;
   }
   std::string line = fmt::format("{}: {} runs", session.campaign.name, session.runs.size());
-  for (const auto& key : {"done", "running", "pending", "failed", "unsubmitted", "interrupted"}) {
-    if (counts[key] || std::string(key) != "interrupted")
+  const std::set<std::string> shown_when_any{"interrupted", "changed", "lost"};
+  for (const std::string key :
+       {"done", "running", "pending", "failed", "unsubmitted", "interrupted", "changed", "lost"}) {
+    if (counts[key] || !shown_when_any.contains(key))
       line += fmt::format(" · {} {}", counts[key], key);
   }
   print(s, line);
@@ -344,13 +380,17 @@ int status(const SweepSettings& s, bool json) {
 }
 
 int wait(const SweepSettings& s, const WaitSettings& w) {
-  const Session session = open_session(s);
+  const Session session = open_session(s, Scope::kRecorded);
   const auto start = Clock::now();
   const int total = static_cast<int>(session.runs.size()) -
                     tally(session.manifest.runs(), session.runs)[State::kNone];
+  if (total > 0 && session.local_runs.size() == session.runs.size()) {
+    print(s, fmt::format("{}: nothing was submitted to Slurm; its runs ran locally (see status)",
+                         session.campaign.name));
+    return 0;
+  }
   if (total == 0) {
-    print(s, fmt::format("{}: nothing submitted yet; run submit first", session.campaign.name));
-    return exit_status(ExitCode::kUsage);
+    throw_usage("{}: nothing submitted yet; run submit first", session.campaign.name);
   }
   std::optional<Progress> progress;
   while (true) {
@@ -373,9 +413,8 @@ int wait(const SweepSettings& s, const WaitSettings& w) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     if (w.timeout_s > 0 && elapsed > w.timeout_s) {
       progress.reset();
-      print(s, fmt::format("{}: still {} running and {} pending after {:.0f} s",
-                           session.campaign.name, running, waiting, elapsed));
-      return exit_status(ExitCode::kRuntime);
+      throw_runtime("{}: still {} running and {} pending after {:.0f} s (--timeout {})",
+                    session.campaign.name, running, waiting, elapsed, w.timeout_s);
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(w.interval_s));
   }
@@ -384,8 +423,36 @@ int wait(const SweepSettings& s, const WaitSettings& w) {
   return 0;
 }
 
+// A collected run whose results file was deleted gets it again from the raw results its job or
+// local attempt left, when they are still there. Returns whether it did.
+bool restore_collected(const Session& session, const SweepSettings& s, const RunSpec& run,
+                       const RunRecord& r) {
+  const auto dest = session.paths.collected(run.name);
+  const auto found = r.raw_jsonl.empty() ? std::nullopt : summarize_results(r.raw_jsonl);
+  if (!found || found->results == 0) {
+    print(s, fmt::format("{}: its results file {} was deleted and its raw results are gone; {} "
+                         "again to measure it",
+                         run.name, dest.string(),
+                         where_of(session, run) == Where::kLocal ? "run --local" : "submit"));
+    return false;
+  }
+  const auto summary =
+      write_labelled(r.raw_jsonl, dest, json_value(run_labels(session.campaign, run)));
+  ManifestEvent e(EventKind::kCollected, run.name);
+  e.job_id = r.job_id;
+  e.attempt = r.last.attempt;
+  e.file = dest.filename().string();
+  e.results = summary.results;
+  e.wrong = summary.wrong;
+  e.bad_lines = summary.bad_lines;
+  session.manifest.append(std::move(e));
+  print(s, fmt::format("restored {}: its results file was deleted; {} result rows from {}",
+                       run.name, summary.results, r.raw_jsonl));
+  return true;
+}
+
 int collect(const SweepSettings& s) {
-  const Session session = open_session(s);
+  const Session session = open_session(s, Scope::kRecorded);
   const auto& c = session.campaign;
   const auto lock = lock_manifest(session, s);
   auto records = session.manifest.runs();
@@ -393,6 +460,10 @@ int collect(const SweepSettings& s) {
   int collected = 0, failed = 0, waiting = 0;
   for (const auto& run : session.runs) {
     const RunRecord* r = record_of(records, run.name);
+    if (r && r->state == State::kCollected && !fs::exists(session.paths.collected(run.name))) {
+      collected += restore_collected(session, s, run, *r) ? 1 : 0;
+      continue;
+    }
     if (!r || r->state != State::kSubmitted) continue;
     const Outcome o = outcome_of(*r, jobs);
     if (o.kind == Outcome::Kind::kWaiting || o.kind == Outcome::Kind::kRunning) {
@@ -420,11 +491,23 @@ int collect(const SweepSettings& s) {
   }
   records = session.manifest.runs();
   auto counts = tally(records, session.runs);
+  int stale = 0;
+  for (const auto& run : session.runs) {
+    const Standing st = standing_of(session, records, run);
+    if (st.stale() && st.state != State::kNone && st.state != State::kSubmitted) ++stale;
+  }
   print(s, fmt::format(
                "{}: collected {} now, {} failed now; campaign: {} of {} done, {} failed, {} still "
                "pending or running",
-               c.name, collected, failed, counts[State::kCollected], session.runs.size(),
+               c.name, collected, failed, done_count(session, records), session.runs.size(),
                counts[State::kFailed], waiting));
+  if (stale) {
+    print(s, fmt::format("{} runs no longer match {} or lost their results (see status); "
+                         "measure them again with: collbench-sweep {} {}",
+                         stale, s.campaign_file.string(),
+                         session.local_runs.empty() ? "submit" : "run --local",
+                         s.campaign_file.string()));
+  }
   if (counts[State::kFailed])
     print(s, "resubmit failed runs with: collbench-sweep submit --retry-failed " +
                  s.campaign_file.string());

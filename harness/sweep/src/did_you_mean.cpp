@@ -28,6 +28,11 @@ std::optional<std::string> closest_word(const std::string& word,
   std::optional<std::string> best;
   std::size_t best_distance = 3;
   for (const auto& c : candidates) {
+    // Lengths that differ by the bound or more cannot be close: skipping them keeps a long
+    // hostile word from costing its length times every candidate's.
+    const std::size_t apart =
+        word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (apart >= best_distance) continue;
     const std::size_t d = edit_distance(word, c);
     if (d < best_distance && d < std::max<std::size_t>(word.size(), 2)) {
       best = c;

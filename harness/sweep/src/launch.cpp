@@ -150,6 +150,49 @@ Command mpirun_command(const RunSpec& run, const Tools& tools, const std::filesy
   return c;
 }
 
+RunDefinition run_definition(const Campaign& campaign, const RunSpec& run, Where where) {
+  RunDefinition d;
+  d.collbench_args = run.collbench_args;
+  for (const auto& e : run.env) d.env.push_back({e.name, e.value});
+  d.nodes = run.nodes;
+  d.tasks_per_node = run.tasks_per_node;
+  if (where == Where::kSlurm) {
+    d.partition = run.partition;
+    d.sbatch_args = run.sbatch_args;
+    d.launcher = campaign.launcher;
+    d.site_env = run.site_env;
+    d.container_image = campaign.container_image;
+  }
+  return d;
+}
+
+std::string describe_change(const RunDefinition& recorded, const RunDefinition& now) {
+  std::vector<std::string> changes;
+  auto words = [](const std::vector<std::string>& v) { return "`" + shell_join(v) + "`"; };
+  auto env_words = [](const std::vector<EnvEntry>& env) {
+    std::vector<std::string> out;
+    for (const auto& e : env)
+      out.push_back(e.value ? fmt::format("{}={}", e.name, shell_quote(*e.value))
+                            : "unset " + e.name);
+    return out.empty() ? std::string("(none)") : "`" + fmt::format("{}", fmt::join(out, " ")) + "`";
+  };
+  auto add = [&](std::string_view what, const std::string& was, const std::string& is) {
+    if (was != is) changes.push_back(fmt::format("{} {} -> {}", what, was, is));
+  };
+  auto quoted = [](const std::string& s) { return s.empty() ? std::string("(none)") : s; };
+  add("collbench arguments", words(recorded.collbench_args), words(now.collbench_args));
+  add("environment", env_words(recorded.env), env_words(now.env));
+  add("nodes", std::to_string(recorded.nodes), std::to_string(now.nodes));
+  add("tasks per node", std::to_string(recorded.tasks_per_node),
+      std::to_string(now.tasks_per_node));
+  add("partition", quoted(recorded.partition), quoted(now.partition));
+  add("sbatch arguments", words(recorded.sbatch_args), words(now.sbatch_args));
+  add("launcher", quoted(recorded.launcher), quoted(now.launcher));
+  add("site_env", quoted(recorded.site_env), quoted(now.site_env));
+  add("container_image", quoted(recorded.container_image), quoted(now.container_image));
+  return fmt::format("{}", fmt::join(changes, "; "));
+}
+
 int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);

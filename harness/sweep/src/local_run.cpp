@@ -25,15 +25,27 @@ struct LocalPlan {
   int failed_skipped = 0;
 };
 
-LocalPlan choose_local_runs(const std::vector<RunSpec>& runs, const Records& records,
+LocalPlan choose_local_runs(const Session& session, const Records& records, const SweepSettings& s,
                             const LocalSettings& opt) {
   LocalPlan plan;
-  for (const auto& run : runs) {
-    const State state = state_of(records, run.name);
-    if (opt.redo || state == State::kNone || state == State::kStarted) {
+  for (const auto& run : session.runs) {
+    const Standing st = standing_of(session, records, run);
+    if (!st.live.empty()) {
+      // Its launch outlived the collbench-sweep that started it: measuring beside it would
+      // disturb both, and its results would be overwritten.
+      throw_runtime(
+          "run {} is still running from an earlier collbench-sweep (mpirun pid {}, {} "
+          "processes); wait for it to end, or stop it with `pkill -TERM -s {}`, then run again",
+          run.name, record_of(records, run.name)->launch->pid, st.live.size(),
+          record_of(records, run.name)->launch->pid);
+    }
+    if (st.stale() && st.state != State::kNone) {
+      print(s, fmt::format("{}: {}; measuring it again", run.name, stale_reason(session, st, run)));
+      plan.todo.push_back(&run);
+    } else if (opt.redo || st.state == State::kNone || st.state == State::kStarted) {
       // kStarted: an earlier local run was interrupted in this run; it never ended.
       plan.todo.push_back(&run);
-    } else if (state == State::kFailed) {
+    } else if (st.state == State::kFailed) {
       if (opt.retry_failed)
         plan.todo.push_back(&run);
       else
@@ -53,23 +65,31 @@ struct LocalAttempt {
   Command command;
 };
 
-// Prepares an empty directory for the attempt and records its start.
-LocalAttempt start_local_attempt(const Session& session, const RunSpec& run, int number,
-                                 int cores) {
+// Prepares an empty directory for the attempt.
+LocalAttempt prepare_local_attempt(const Session& session, const RunSpec& run, int number,
+                                   int cores) {
   const auto dir = session.paths.local_dir(run.name, number);
   fs::remove_all(dir);
   fs::create_directories(dir);
   LocalAttempt a{number, dir / "collbench.jsonl.raw", dir / "output.log", {}};
   a.command = mpirun_command(run, session.tools, a.raw, cores);
+  return a;
+}
+
+// Records the start of an attempt once mpirun runs, with what defines the run and which
+// process mpirun is (so that a later collbench-sweep can tell whether it still runs).
+void record_start(const Session& session, const RunSpec& run, const LocalAttempt& a,
+                  const LaunchId& launch) {
   ManifestEvent e(EventKind::kStarted, run.name);
   e.mode = Where::kLocal;
-  e.attempt = number;
+  e.attempt = a.number;
   e.output = a.log.string();
   e.raw_jsonl = a.raw.string();
   e.command = a.command.argv;
   e.labels = run_labels(session.campaign, run);
+  e.definition = run_definition(session.campaign, run, Where::kLocal);
+  e.launch = launch;
   session.manifest.append(std::move(e));
-  return a;
 }
 
 // Why a local attempt that ended as `r` failed, or nullopt when it wrote results.
@@ -111,8 +131,9 @@ void run_local_attempt(const Session& session, const RunSpec& run, const LocalAt
   const auto t0 = Clock::now();
   ProcessSpec spec{a.command.argv, apply_env(current_environment(), a.command.env), a.log, limit,
                    10};
-  // mpirun stays in our process group so that Ctrl-C stops it and its ranks with us.
-  spec.new_process_group = false;
+  // mpirun and its ranks go down with us, however we end (Ctrl-C, SIGTERM, SIGKILL).
+  spec.supervised = true;
+  spec.on_start = [&](const LaunchId& launch) { record_start(session, run, a, launch); };
   const ProcessResult r = run_process(spec);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (auto f = local_failure(r, a, c.time_limit)) {
@@ -152,7 +173,7 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
   }
   const auto lock = lock_manifest(session, s);
   auto records = session.manifest.runs();
-  const LocalPlan plan = choose_local_runs(session.runs, records, opt);
+  const LocalPlan plan = choose_local_runs(session, records, s, opt);
   if (!plan.todo.empty()) copy_campaign(session);
   const int cores = usable_cores();
   print(s, fmt::format("{}: {} runs, {} to do, results in {}", c.name, session.runs.size(),
@@ -163,14 +184,14 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
     for (const auto* run : plan.todo) {
       const RunRecord* r = record_of(records, run->name);
       const int attempt = (r ? r->attempts : 0) + 1;
-      run_local_attempt(session, *run, start_local_attempt(session, *run, attempt, cores),
+      run_local_attempt(session, *run, prepare_local_attempt(session, *run, attempt, cores),
                         progress);
     }
   }
   records = session.manifest.runs();
   auto counts = tally(records, session.runs);
   std::string summary = fmt::format("{}: {} of {} runs done, {} failed; results in {}", c.name,
-                                    counts[State::kCollected], session.runs.size(),
+                                    done_count(session, records), session.runs.size(),
                                     counts[State::kFailed], session.paths.root.string());
   if (plan.failed_skipped)
     summary += fmt::format(" ({} failed runs skipped: pass --retry-failed)", plan.failed_skipped);

@@ -147,11 +147,19 @@ std::map<std::string, RunRecord> fold_events(const std::vector<ManifestEvent>& e
       case EventKind::kSubmitted:
         r.state = RunRecord::State::kSubmitted;
         r.job_id = e.job_id;
+        r.where = Where::kSlurm;
+        r.definition = e.definition;
+        r.launch.reset();
+        r.raw_jsonl = e.raw_jsonl;
         ++r.attempts;
         break;
       case EventKind::kStarted:
         r.state = RunRecord::State::kStarted;
         r.job_id.clear();
+        r.where = Where::kLocal;
+        r.definition = e.definition;
+        r.launch = e.launch;
+        r.raw_jsonl = e.raw_jsonl;
         ++r.attempts;
         break;
       case EventKind::kCollected:

@@ -1,17 +1,21 @@
 #include "collbench/sweep/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "collbench/error.h"
@@ -72,6 +76,269 @@ bool is_executable(const std::filesystem::path& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
+// --- /proc without allocating ----------------------------------------------------------------
+// The supervisor is forked from a process that may have other threads (the progress ticker), so
+// until it exits it may only make async-signal-safe calls: no malloc, no stdio, no iostreams.
+// These helpers read /proc with raw system calls into stack buffers; the sweep uses them too.
+
+// What /proc/<pid>/stat says about a process.
+struct ProcStat {
+  char state = 0;
+  long session = 0;
+  unsigned long long start_ticks = 0;
+};
+
+// Reads /proc/<pid>/stat; false when the process is gone.
+bool read_proc_stat(long pid, ProcStat* out) {
+  char path[64] = "/proc/";
+  std::size_t len = 6;
+  char digits[24];
+  int nd = 0;
+  do {
+    digits[nd++] = static_cast<char>('0' + pid % 10);
+    pid /= 10;
+  } while (pid > 0 && nd < 20);
+  while (nd > 0) path[len++] = digits[--nd];
+  for (const char* tail = "/stat"; *tail;) path[len++] = *tail++;
+  path[len] = '\0';
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, sizeof buf - 1);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  // "pid (comm) state ppid pgrp session ... starttime(22) ...": comm may hold spaces and
+  // parentheses, so fields are counted from its last ')'.
+  const char* p = nullptr;
+  for (const char* q = buf; *q; ++q) {
+    if (*q == ')') p = q;
+  }
+  if (!p) return false;
+  int field = 2;  // the ')' ends field 2
+  unsigned long long value = 0;
+  bool in_number = false;
+  for (++p; *p; ++p) {
+    if (*p == ' ') {
+      if (in_number) {
+        if (field == 6) out->session = static_cast<long>(value);
+        if (field == 22) {
+          out->start_ticks = value;
+          return true;
+        }
+      }
+      ++field;
+      value = 0;
+      in_number = false;
+      continue;
+    }
+    if (field == 3 && !in_number) {
+      out->state = *p;
+      in_number = true;
+      continue;
+    }
+    if (*p >= '0' && *p <= '9') {
+      value = value * 10 + static_cast<unsigned long long>(*p - '0');
+      in_number = true;
+    } else {
+      in_number = true;  // a negative number (tty, tpgid): not one we read
+    }
+  }
+  return false;
+}
+
+// Calls use(pid) for every live process of session `sid` that started at `min_start` or later,
+// other than this one. Returns how many there were.
+template <typename Use>
+int for_each_in_session(long sid, unsigned long long min_start, Use use) {
+  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return 0;
+  const pid_t self = ::getpid();
+  int count = 0;
+  alignas(8) char buf[8192];
+  for (;;) {
+    const ssize_t n = ::getdents64(dir, buf, sizeof buf);
+    if (n <= 0) break;
+    for (ssize_t off = 0; off < n;) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+      off += d->d_reclen;
+      long pid = 0;
+      const char* c = d->d_name;
+      for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+      if (*c != '\0' || pid <= 0 || pid == self) continue;
+      ProcStat st;
+      if (!read_proc_stat(pid, &st) || st.state == 'Z' || st.session != sid ||
+          st.start_ticks < min_start) {
+        continue;
+      }
+      ++count;
+      use(static_cast<pid_t>(pid));
+    }
+  }
+  ::close(dir);
+  return count;
+}
+
+int signal_session(long sid, unsigned long long min_start, int sig) {
+  return for_each_in_session(sid, min_start, [sig](pid_t pid) { ::kill(pid, sig); });
+}
+
+std::string boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  in >> id;
+  return id;
+}
+
+void sleep_ms(long ms) {
+  timespec t{ms / 1000, (ms % 1000) * 1000000};
+  ::nanosleep(&t, nullptr);
+}
+
+double seconds_since(const timespec& t0) {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
+}
+
+bool write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly `size` bytes; false at an early end of file.
+bool read_all(int fd, void* data, std::size_t size) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// What the supervisor tells us: first once the child runs (or failed to), then how it ended.
+struct Started {
+  int pid = -1;
+  int exec_errno = 0;
+  unsigned long long start_ticks = 0;
+};
+
+// Everything the supervisor needs, prepared before the fork (it cannot allocate).
+struct SupervisorPlan {
+  const char* program = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  int stdin_fd = -1;   // /dev/null
+  int stdout_fd = -1;  // the file or the pipe
+  int stderr_fd = -1;
+  int report_fd = -1;  // our pipe's write end
+  pid_t parent = 0;    // the sweep: when our parent is no longer it, it died
+  double grace_s = 5;
+};
+
+[[noreturn]] void exec_child(const SupervisorPlan& plan, int exec_error_fd, pid_t supervisor) {
+  ::setsid();
+  // Should the supervisor itself be killed, the launcher is told to stop (mpirun then ends its
+  // ranks); the check after it closes the race with a supervisor that died before this call.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != supervisor) ::_exit(127);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::dup2(plan.stdin_fd, 0);
+  ::dup2(plan.stdout_fd, 1);
+  ::dup2(plan.stderr_fd, 2);
+  ::execve(plan.program, plan.argv, plan.envp);
+  const int e = errno;
+  write_all(exec_error_fd, &e, sizeof e);
+  ::_exit(127);
+}
+
+// The supervisor: starts the child as a session leader, reports it, then waits for it to end
+// while watching its own parent. When the parent dies (getppid() changes), it ends the session:
+// SIGTERM to every process in it, SIGKILL to what is left after the grace period. It ignores
+// the signals a terminal or a `kill` of the sweep's process group sends, so that it stays to do
+// that. Whatever remains in the session once the child ended (orphaned ranks) is killed too.
+[[noreturn]] void supervise(const SupervisorPlan& plan) {
+  ::setpgid(0, 0);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &ignore, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  int exec_pipe[2];
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    Started s{-1, errno, 0};
+    write_all(plan.report_fd, &s, sizeof s);
+    ::_exit(1);
+  }
+  const pid_t self = ::getpid();
+  const pid_t child = ::fork();
+  if (child == 0) exec_child(plan, exec_pipe[1], self);
+  ::close(exec_pipe[1]);
+  Started started{child, 0, 0};
+  if (child < 0) {
+    started.exec_errno = errno;
+    write_all(plan.report_fd, &started, sizeof started);
+    ::_exit(1);
+  }
+  // The child is ours and unreaped: its /proc entry cannot go away or be another's yet.
+  ProcStat st;
+  if (read_proc_stat(child, &st)) started.start_ticks = st.start_ticks;
+  int e = 0;
+  if (read_all(exec_pipe[0], &e, sizeof e)) started.exec_errno = e;  // end of file: it runs
+  ::close(exec_pipe[0]);
+  for (int fd : {plan.stdin_fd, plan.stdout_fd, plan.stderr_fd}) ::close(fd);
+  write_all(plan.report_fd, &started, sizeof started);
+
+  bool ending = false, killed = false;
+  timespec ending_since{};
+  while (true) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == child) {
+      break;
+    }
+    if (!ending && ::getppid() != plan.parent) {
+      ending = true;
+      ::clock_gettime(CLOCK_MONOTONIC, &ending_since);
+      signal_session(child, started.start_ticks, SIGTERM);
+    }
+    if (ending && !killed && seconds_since(ending_since) > plan.grace_s) {
+      killed = true;
+      signal_session(child, started.start_ticks, SIGKILL);
+    }
+    sleep_ms(20);
+  }
+  // The child is a zombie, so its session id cannot be reused while we kill what is left in it.
+  signal_session(child, started.start_ticks, SIGKILL);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  write_all(plan.report_fd, &status, sizeof status);
+  ::_exit(0);
+}
+
 }  // namespace
 
 std::string ProcessResult::describe() const {
@@ -104,6 +371,19 @@ std::optional<std::filesystem::path> find_program(const std::string& name) {
 std::vector<std::string> current_environment() {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
+  return out;
+}
+
+std::optional<LaunchId> identify_process(int pid) {
+  ProcStat st;
+  if (pid <= 0 || !read_proc_stat(pid, &st) || st.state == 'Z') return std::nullopt;
+  return LaunchId{pid, st.start_ticks, boot_id()};
+}
+
+std::vector<int> launch_processes(const LaunchId& launch) {
+  std::vector<int> out;
+  if (launch.pid <= 0 || launch.boot_id != boot_id()) return out;
+  for_each_in_session(launch.pid, launch.start_ticks, [&](pid_t pid) { out.push_back(pid); });
   return out;
 }
 
@@ -164,22 +444,69 @@ ProcessResult run_process(const ProcessSpec& spec) {
   std::vector<std::string> env_storage = spec.env ? *spec.env : current_environment();
   auto envp = c_strings(env_storage);
 
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, program->c_str(), &actions, &attr, argv.data(), envp.data());
-  if (rc != 0) throw_runtime("cannot run {}: {}", program->string(), std::strerror(rc));
+  ProcessResult result;
+  pid_t pid = -1;   // the child, or with `supervised` the supervisor
+  LaunchId launch;  // with `supervised`: the child
+  Fd report;        // with `supervised`: what the supervisor tells us
+  if (spec.supervised) {
+    Fd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    Pipe report_pipe = make_pipe();
+    SupervisorPlan plan;
+    plan.program = program->c_str();
+    plan.argv = argv.data();
+    plan.envp = envp.data();
+    plan.stdin_fd = null_in.get();
+    plan.stdout_fd = file.get() >= 0 ? file.get() : out_pipe.write.get();
+    plan.stderr_fd = file.get() >= 0 ? file.get() : err_pipe.write.get();
+    plan.report_fd = report_pipe.write.get();
+    plan.parent = ::getpid();
+    plan.grace_s = spec.grace_s;
+    pid = ::fork();
+    if (pid < 0) throw_runtime("cannot start {}: {}", program->string(), std::strerror(errno));
+    if (pid == 0) supervise(plan);
+    report_pipe.write.reset();
+    report = std::move(report_pipe.read);
+    Started started;
+    if (!read_all(report.get(), &started, sizeof started) || started.exec_errno != 0) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      throw_runtime("cannot run {}: {}", program->string(),
+                    std::strerror(started.exec_errno ? started.exec_errno : ECHILD));
+    }
+    launch = LaunchId{started.pid, started.start_ticks, boot_id()};
+  } else {
+    const int rc = ::posix_spawn(&pid, program->c_str(), &actions, &attr, argv.data(), envp.data());
+    if (rc != 0) throw_runtime("cannot run {}: {}", program->string(), std::strerror(rc));
+  }
   out_pipe.write.reset();
   err_pipe.write.reset();
   file.reset();
+  if (spec.supervised && spec.on_start) spec.on_start(launch);
 
-  ProcessResult result;
   const auto start = Clock::now();
   bool term_sent = false;
   Clock::time_point term_time{};
   auto kill_child = [&](int sig) {
-    if (spec.new_process_group)
+    if (spec.supervised)
+      signal_session(launch.pid, launch.start_ticks, sig);
+    else if (spec.new_process_group)
       ::kill(-pid, sig);
     else
       ::kill(pid, sig);
+  };
+  // Whether the child ended, with its wait status in `status`.
+  auto ended = [&](int& status) {
+    if (!spec.supervised) return ::waitpid(pid, &status, WNOHANG) == pid;
+    pollfd p{report.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    int child_status = 0;
+    const bool reported = read_all(report.get(), &child_status, sizeof child_status);
+    int supervisor_status = 0;
+    while (::waitpid(pid, &supervisor_status, 0) < 0 && errno == EINTR) {
+    }
+    // A supervisor killed before it could report: its child was told to stop (PDEATHSIG).
+    status = reported ? child_status : supervisor_status;
+    return true;
   };
 
   // Drain both pipes (a child blocked on a full pipe would never exit) and watch the clock.
@@ -205,8 +532,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) {
+    if (ended(status)) {
       exited = true;
       break;
     }

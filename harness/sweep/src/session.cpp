@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "collbench/error.h"
+#include "collbench/sweep/outputs.h"
 #include "collbench/sweep/process.h"
 #include "files.h"
 
@@ -47,14 +49,87 @@ Tools resolve_tools(const SweepSettings& s, const Campaign& c) {
 
 }  // namespace
 
-Session open_session(const SweepSettings& s) {
+Session open_session(const SweepSettings& s, Scope scope) {
   Session session;
   session.campaign = load_campaign(s.campaign_file, s.rules);
-  session.runs = expand_matrix(session.campaign, s.local ? Where::kLocal : Where::kSlurm);
   session.paths = campaign_paths(session.campaign, s.results_root);
   session.manifest = Manifest(session.paths.manifest());
   session.tools = resolve_tools(s, session.campaign);
+  check_outputs_apart_from_inputs(session.campaign, session.paths, session.tools);
+  auto local = expand_matrix(session.campaign, Where::kLocal);
+  auto mark_local = [&] {
+    for (const auto& r : session.runs) session.local_runs.insert(r.name);
+  };
+  if (s.local) {
+    session.runs = std::move(local);
+    mark_local();
+    return session;
+  }
+  session.runs = expand_matrix(session.campaign, Where::kSlurm);
+  if (scope == Scope::kOwn) return session;
+  // One view of the campaign's runs, whichever way they ran: local runs have names of their own
+  // (the host's instance type for the partition), so they are looked up by their names too.
+  const auto records = session.manifest.runs();
+  auto recorded = [&](const RunSpec& r, Where where) {
+    const RunRecord* record = record_of(records, r.name);
+    return record && record->where == where;
+  };
+  const bool any_slurm = std::any_of(session.runs.begin(), session.runs.end(),
+                                     [&](const RunSpec& r) { return recorded(r, Where::kSlurm); });
+  const bool any_local = std::any_of(local.begin(), local.end(),
+                                     [&](const RunSpec& r) { return recorded(r, Where::kLocal); });
+  if (any_local && !any_slurm) {
+    session.runs = std::move(local);
+    mark_local();
+    return session;
+  }
+  std::set<std::string> names;
+  for (const auto& r : session.runs) names.insert(r.name);
+  for (auto& r : local) {
+    if (recorded(r, Where::kLocal) && !names.count(r.name)) {
+      session.local_runs.insert(r.name);
+      session.runs.push_back(std::move(r));
+    }
+  }
   return session;
+}
+
+Where where_of(const Session& session, const RunSpec& run) {
+  return session.local_runs.count(run.name) ? Where::kLocal : Where::kSlurm;
+}
+
+Standing standing_of(const Session& session, const Records& records, const RunSpec& run) {
+  Standing st;
+  const RunRecord* r = record_of(records, run.name);
+  if (!r) return st;
+  st.state = r->state;
+  if (r->definition) {
+    st.changed = describe_change(*r->definition,
+                                 run_definition(session.campaign, run, where_of(session, run)));
+  }
+  st.lost =
+      r->state == RunRecord::State::kCollected && !fs::exists(session.paths.collected(run.name));
+  if (r->state == RunRecord::State::kStarted && r->launch) st.live = launch_processes(*r->launch);
+  return st;
+}
+
+int done_count(const Session& session, const Records& records) {
+  int n = 0;
+  for (const auto& run : session.runs) n += standing_of(session, records, run).done() ? 1 : 0;
+  return n;
+}
+
+std::string stale_reason(const Session& session, const Standing& standing, const RunSpec& run) {
+  if (!standing.changed.empty()) {
+    return fmt::format("{} changed since this run was {}: {}", session.campaign.file.string(),
+                       where_of(session, run) == Where::kLocal ? "started" : "submitted",
+                       standing.changed);
+  }
+  if (standing.lost) {
+    return fmt::format("its results file {} was deleted",
+                       session.paths.collected(run.name).string());
+  }
+  return "";
 }
 
 void print(const SweepSettings& s, const std::string& line) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,16 +16,52 @@
 
 namespace collbench::sweep {
 
+using Records = std::map<std::string, RunRecord>;
+
 struct Session {
   Campaign campaign;
   std::vector<RunSpec> runs;
+  std::set<std::string> local_runs;  ///< the names of those of `runs` that are local runs
   CampaignPaths paths;
   Manifest manifest{std::filesystem::path()};
   Tools tools;
 };
 
-/// Loads the campaign of `s` and works out its runs (local ones with s.local), paths and tools.
-Session open_session(const SweepSettings& s);
+/// Which runs a command works on.
+enum class Scope {
+  kOwn,       ///< the local matrix with s.local, else the Slurm one (plan, submit, run)
+  kRecorded,  ///< with s.local the local matrix; else the Slurm matrix and the local runs the
+              ///< manifest records, or only the local matrix when it records local runs and no
+              ///< Slurm run (status, wait, collect: one view of both kinds)
+};
+
+/// Loads the campaign of `s` and works out its runs, paths and tools.
+Session open_session(const SweepSettings& s, Scope scope = Scope::kOwn);
+
+/// Where `run` of the session runs.
+Where where_of(const Session& session, const RunSpec& run);
+
+/// How a recorded run stands once checked against the campaign as it is now and the files.
+struct Standing {
+  RunRecord::State state = RunRecord::State::kNone;  ///< as recorded
+  /// Non-empty when the campaign changed what defines the run since it was submitted or
+  /// started: what changed (describe_change). Its results, if any, are not the run's.
+  std::string changed;
+  bool lost = false;      ///< collected, but its results file is gone
+  std::vector<int> live;  ///< started locally: the processes of its launch still running
+  /// Collected, unchanged, and its results file is there.
+  bool done() const { return state == RunRecord::State::kCollected && changed.empty() && !lost; }
+  /// Its results (or its failure) no longer stand for the run as defined now: do it again.
+  bool stale() const { return !changed.empty() || lost; }
+};
+
+Standing standing_of(const Session& session, const Records& records, const RunSpec& run);
+
+/// How many of the session's runs are done (Standing::done).
+int done_count(const Session& session, const Records& records);
+
+/// "<campaign> changed since this run was started: ..." or "its results file X was deleted".
+std::string stale_reason(const Session& session, const Standing& standing, const RunSpec& run);
 
 /// Prints one line to the command's output, at once.
 void print(const SweepSettings& s, const std::string& line);
@@ -37,8 +74,6 @@ void check_collbench_exists(const Tools& tools);
 
 /// Keeps the campaign file as submitted beside its results.
 void copy_campaign(const Session& session);
-
-using Records = std::map<std::string, RunRecord>;
 
 /// The manifest's record of `run`, or nullptr when it has none.
 const RunRecord* record_of(const Records& records, const std::string& run);

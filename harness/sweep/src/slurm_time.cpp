@@ -5,10 +5,13 @@
 namespace collbench::sweep {
 
 std::optional<double> parse_slurm_time(const std::string& text) {
-  static const std::regex kMinutes(R"((\d+))");
-  static const std::regex kMinSec(R"((\d+):(\d+))");
-  static const std::regex kHourMinSec(R"((\d+):(\d+):(\d+))");
-  static const std::regex kDays(R"((\d+)-(\d+)(?::(\d+))?(?::(\d+))?)");
+  // Long text is no time limit; std::regex would recurse once a character on it.
+  if (text.size() > 40) return std::nullopt;
+  // At most 9 digits a field: a longer one is no time limit, and std::stod would throw on it.
+  static const std::regex kMinutes(R"((\d{1,9}))");
+  static const std::regex kMinSec(R"((\d{1,9}):(\d{1,9}))");
+  static const std::regex kHourMinSec(R"((\d{1,9}):(\d{1,9}):(\d{1,9}))");
+  static const std::regex kDays(R"((\d{1,9})-(\d{1,9})(?::(\d{1,9}))?(?::(\d{1,9}))?)");
   std::smatch m;
   auto num = [&](int i) { return m[i].matched ? std::stod(m[i].str()) : 0.0; };
   double seconds = -1;

@@ -56,8 +56,9 @@ class CudaDevice : public Device {
 };
 
 /// A device on GPU `ordinal` (made current on the calling thread) with a fresh non-blocking
-/// stream. Throws Error(kRuntime) naming the CUDA error when the GPU cannot be used.
-std::unique_ptr<CudaDevice> make_cuda_device(int ordinal);
+/// stream, or CUDA's legacy default stream when `null_stream` (nccl-tests -y 1; it cannot be
+/// captured as a graph). Throws Error(kRuntime) naming the CUDA error when the GPU cannot be used.
+std::unique_ptr<CudaDevice> make_cuda_device(int ordinal, bool null_stream = false);
 
 /// Versions for the run context: "13.0" each, or "" when the runtime cannot tell.
 std::string cuda_runtime_version();

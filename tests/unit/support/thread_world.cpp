@@ -260,6 +260,25 @@ class ThreadBackend final : public Backend {
         }
         break;
       }
+      case Primitive::kGather: {
+        const auto inputs = world_.exchange(rank_, bytes_of(a.send, a.count));
+        if (rank_ != a.root) break;
+        for (int r = 0; r < n; ++r) {
+          std::memcpy(static_cast<char*>(a.recv) + static_cast<std::size_t>(r) * a.count * es,
+                      inputs[static_cast<std::size_t>(r)].data(), a.count * es);
+        }
+        break;
+      }
+      case Primitive::kScatter: {
+        const auto inputs = world_.exchange(
+            rank_, rank_ == a.root ? bytes_of(a.send, a.count * static_cast<std::size_t>(n))
+                                   : std::string());
+        std::memcpy(a.recv,
+                    inputs[static_cast<std::size_t>(a.root)].data() +
+                        static_cast<std::size_t>(rank_) * a.count * es,
+                    a.count * es);
+        break;
+      }
       case Primitive::kSend:
         world_.post(rank_, a.peer, bytes_of(a.send, a.count));
         break;

@@ -36,7 +36,8 @@ std::string describe(const RankNetwork& r) {
 }  // namespace
 
 DeviceChoice choose_device(int option_device, const char* env_device, int local_rank,
-                           int local_size, int device_count, std::string_view host) {
+                           int local_size, int device_count, std::string_view host,
+                           const char* nccl_tests_device) {
   const auto visible = [&] {
     return device_count == 1 ? std::string("1 GPU is visible (ordinal 0)")
                              : fmt::format("{} GPUs are visible (ordinals 0 to {})", device_count,
@@ -51,22 +52,24 @@ DeviceChoice choose_device(int option_device, const char* env_device, int local_
     }
     return {option_device, fmt::format("--device {}", option_device)};
   }
-  if (env_device != nullptr) {
+  // An ordinal from the environment: COLLBENCH_DEVICE, else nccl-tests' NCCL_TESTS_DEVICE (the
+  // first GPU of each process; with one GPU per process, every rank of the host uses it).
+  const auto from_environment = [&](const char* name, std::string_view text) -> DeviceChoice {
     int value = -1;
-    const std::string_view text(env_device);
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
       throw_usage(
-          "COLLBENCH_DEVICE={}: expected a GPU ordinal (0 or more); unset it to use one GPU per "
-          "local rank",
+          "{}={}: expected a GPU ordinal (0 or more); unset it to use one GPU per local rank", name,
           text);
     }
     if (value >= device_count) {
-      throw_usage("COLLBENCH_DEVICE={}: only {} on {}{}; choose an ordinal below {}", value,
-                  visible(), host, cvd_note, device_count);
+      throw_usage("{}={}: only {} on {}{}; choose an ordinal below {}", name, value, visible(),
+                  host, cvd_note, device_count);
     }
-    return {value, fmt::format("COLLBENCH_DEVICE={}", value)};
-  }
+    return {value, fmt::format("{}={}", name, value)};
+  };
+  if (env_device != nullptr) return from_environment("COLLBENCH_DEVICE", env_device);
+  if (nccl_tests_device != nullptr) return from_environment("NCCL_TESTS_DEVICE", nccl_tests_device);
   if (local_rank >= device_count) {
     throw_usage(
         "{} ranks run on {} but only {}{}: launch at most {} rank{} per host (one per GPU), or "
@@ -222,7 +225,8 @@ std::optional<std::string> unsupported_reason(Primitive primitive, DType dtype, 
     return fmt::format("avg needs NCCL 2.10 or newer (this is NCCL {})", have);
   }
   if ((primitive == Primitive::kSend || primitive == Primitive::kRecv ||
-       primitive == Primitive::kAllToAll) &&
+       primitive == Primitive::kAllToAll || primitive == Primitive::kGather ||
+       primitive == Primitive::kScatter) &&
       nccl_version < 20700) {
     return fmt::format("point-to-point operations need NCCL 2.7 or newer (this is NCCL {})", have);
   }

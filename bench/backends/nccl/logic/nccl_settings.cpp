@@ -11,9 +11,6 @@
 namespace collbench::nccl {
 namespace {
 
-constexpr std::array<std::string_view, 4> kSourceNames = {"environment", "plugin", "nccl",
-                                                          "config"};
-
 /// An environment variable's name: upper case, digits and '_'.
 bool is_variable(std::string_view name) {
   if (name.empty()) return false;
@@ -44,19 +41,7 @@ std::string_view unquoted(std::string_view value) {
   return value;
 }
 
-/// Equal as NCCL would read them: integers by value ("0x800000" is 8388608), others as text.
-bool same_value(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  char* end_a = nullptr;
-  char* end_b = nullptr;
-  const long long va = std::strtoll(a.c_str(), &end_a, 0);
-  const long long vb = std::strtoll(b.c_str(), &end_b, 0);
-  return !a.empty() && !b.empty() && *end_a == '\0' && *end_b == '\0' && va == vb;
-}
-
 }  // namespace
-
-std::span<const std::string_view> enum_names(SettingSource) { return kSourceNames; }
 
 Setting& EffectiveSettings::slot(std::string_view name) {
   if (auto it = index_.find(name); it != index_.end()) return settings_[it->second];
@@ -193,23 +178,7 @@ EffectiveSettings parse_settings(std::string_view text) {
 
 std::vector<std::string> settings_differences(const EffectiveSettings& settings,
                                               const std::map<std::string, std::string>& launch) {
-  std::vector<std::string> out;
-  for (const Setting& s : settings.settings()) {
-    if (s.source == SettingSource::kConfig || s.source == SettingSource::kNccl) continue;
-    // collbench itself points NCCL_DEBUG* at its capture while NCCL starts.
-    if (s.name.starts_with("NCCL_DEBUG") || s.value.empty()) continue;
-    const auto it = launch.find(s.name);
-    if (it != launch.end() && same_value(it->second, s.value)) continue;
-    const std::string had =
-        it == launch.end() ? std::string("had it unset") : fmt::format("had {}", it->second);
-    const std::string who = s.source == SettingSource::kPlugin
-                                ? fmt::format("plugin set {}", s.value)
-                                : fmt::format("NCCL read {} from its environment", s.value);
-    std::string sentence = fmt::format("{}: {}; launch environment {}", s.name, who, had);
-    if (!s.note.empty()) sentence += fmt::format(" ({})", s.note);
-    out.push_back(std::move(sentence));
-  }
-  return out;
+  return setting_differences(settings.settings(), launch);
 }
 
 }  // namespace collbench::nccl

@@ -28,36 +28,14 @@
 #include <tuple>
 #include <vector>
 
+#include "collbench/effective_setting.h"
 #include "collbench/record.h"
 
 namespace collbench::nccl {
 
-/// Who gave a setting its value.
-enum class SettingSource {
-  kEnvironment,  ///< the process environment as NCCL read it (launch environment, nccl.conf)
-  kPlugin,       ///< a network plugin set it (aws-ofi-nccl)
-  kNccl,         ///< NCCL's own choice, as it logged it (channel counts)
-  kConfig,       ///< the communicator's ncclConfig_t ("Comm config ...")
-};
-/// "environment", "plugin", "nccl", "config".
-std::span<const std::string_view> enum_names(SettingSource);
-
-/// One effective setting.
-struct Setting {
-  std::string name;  ///< "NCCL_PROTO", "FI_EFA_FORK_SAFE", "config.Blocking", "nccl.coll_channels"
-  std::string value;
-  SettingSource source = SettingSource::kEnvironment;
-  /// What else the log said, e.g. "aws-ofi-nccl wanted simple but kept the launch value" or
-  /// aws-ofi-nccl's reason ("byte delivery ordering not supported").
-  std::string note;
-
-  static constexpr auto fields() {
-    return std::tuple{Field{"name", &Setting::name}, Field{"value", &Setting::value},
-                      Field{"source", &Setting::source},
-                      Field{"note", &Setting::note, Presence::kOmittedWhenEmpty}};
-  }
-  friend bool operator==(const Setting&, const Setting&) = default;
-};
+/// The record the run context keeps (collbench/effective_setting.h).
+using Setting = collbench::EffectiveSetting;
+using collbench::SettingSource;
 
 /// The settings one rank's log shows, in the order they first appeared; a later line about the
 /// same name updates it (NCCL reading a value the plugin set keeps the plugin as its source).

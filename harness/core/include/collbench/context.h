@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collbench/effective_setting.h"
 #include "collbench/name.h"
 #include "collbench/record.h"
 #include "collbench/result.h"
@@ -166,7 +167,12 @@ struct RunContext {
   std::map<std::string, std::string> libraries;
   /// What the library reports it selected (NCCL: net, gdr, provider, ...).
   std::map<std::string, std::string> network;
+  /// The settings the library ran with, as it logged them (NCCL: its environment as it read it,
+  /// what a network plugin set, its communicator configuration); empty when it did not say.
+  std::vector<EffectiveSetting> settings;
   int nranks = 0;
+  /// Nodes as the library counts them (NCCL: distinct host hashes, so NCCL_HOSTID makes emulated
+  /// nodes on one machine), else the hosts the ranks run on.
   int nodes = 0;
   std::vector<RankRecord> ranks;
   std::vector<HostRecord> hosts;
@@ -187,6 +193,7 @@ struct RunContext {
         Field{"backend", &C::backend},
         Field{"libraries", &C::libraries},
         Field{"network", &C::network, Presence::kOmittedWhenEmpty},
+        Field{"settings", &C::settings, Presence::kOmittedWhenEmpty},
         Field{"nranks", &C::nranks},
         Field{"nodes", &C::nodes},
         Field{"ranks", &C::ranks},

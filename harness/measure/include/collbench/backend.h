@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collbench/device.h"
+#include "collbench/effective_setting.h"
 #include "collbench/record.h"
 #include "collbench/types.h"
 
@@ -25,6 +26,8 @@ enum class Primitive {
   kBroadcast,
   kReduce,
   kAllToAll,
+  kGather,
+  kScatter,
   kSend,
   kRecv
 };
@@ -33,7 +36,8 @@ std::string_view name(Primitive p);
 
 /// One operation. `count` is, as in NCCL: all_reduce/broadcast/reduce/send/recv: elements in the
 /// buffer; all_gather: elements each rank sends; reduce_scatter: elements each rank receives;
-/// all_to_all: elements sent to (and received from) each peer.
+/// all_to_all: elements sent to (and received from) each peer; gather: elements each rank sends
+/// to the root; scatter: elements each rank receives from the root.
 struct CollArgs {
   Primitive primitive = Primitive::kAllReduce;
   const void* send = nullptr;
@@ -110,6 +114,11 @@ struct BackendInfo {
   std::map<std::string, std::string> network;
   /// Other facts for the run context (device selection, registration, message limits, ...).
   std::map<std::string, std::string> facts;
+  /// Nodes as the library counts them, when it counts differently from the hosts the ranks run
+  /// on (NCCL: by host hash, so NCCL_HOSTID emulates nodes); nullopt: the hosts.
+  std::optional<int> nodes;
+  /// The settings the library ran with, as it logged them (rank 0's); empty when unknown.
+  std::vector<EffectiveSetting> settings;
 };
 
 class Backend {
@@ -141,6 +150,10 @@ class Backend {
   /// Best-effort cancellation of in-flight work from another thread (the timeout watchdog):
   /// the backend stops waiting (ncclCommAbort) so the process can report and exit.
   virtual void abort() noexcept {}
+  /// Called by the timeout watchdog before abort(): what the library itself knows of the hang,
+  /// e.g. which rank is behind in which collective (NCCL's RAS service), in one line; nullopt
+  /// when it cannot tell. Must return within a few seconds whatever the library does.
+  virtual std::optional<std::string> diagnose_hang() noexcept { return std::nullopt; }
 };
 
 }  // namespace collbench

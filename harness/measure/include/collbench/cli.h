@@ -6,10 +6,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collbench/backend.h"
 #include "collbench/collective.h"
+#include "collbench/record.h"
 #include "collbench/result.h"
 #include "collbench/types.h"
 
@@ -20,6 +22,11 @@ struct GivenOption {
   std::string key;       ///< BackendOption::key
   std::string spelling;  ///< as typed ("-R"), for messages
   std::string text;      ///< the value as typed
+
+  /// What ranks compare at start-up: the spelling ("-R" or "--register") does not matter.
+  static constexpr auto fields() {
+    return std::tuple{Field{"key", &GivenOption::key}, Field{"text", &GivenOption::text}};
+  }
 };
 
 struct Options {

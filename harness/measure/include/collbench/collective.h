@@ -76,8 +76,9 @@ struct CollectiveSpec {
   /// Primitives the backend must provide.
   std::vector<Primitive> primitives;
 
-  /// Layout for `count` = requested bytes / element size on `nranks` ranks.
-  Layout (*layout)(std::size_t count, int nranks) = nullptr;
+  /// Layout for `count` = requested bytes / element size on `nranks` ranks of `element_size`-byte
+  /// elements.
+  Layout (*layout)(std::size_t count, int nranks, std::size_t element_size) = nullptr;
   /// busbw = algbw * bus_factor: identical to nccl-tests so numbers compare.
   double (*bus_factor)(int nranks) = nullptr;
   /// Bytes algbw divides by (nccl-tests: all_gather and friends count the whole gathered buffer).

@@ -2,14 +2,25 @@
 // message size, and per-series figures (peak, n½, latency-bandwidth fit).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collbench/report/results.h"
 
 namespace collbench::report {
+
+/// The tests collbench measures, in report order: the results schema's "test" values. A row
+/// naming any other test is a bad record.
+inline constexpr std::string_view kKnownTests[] = {
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
+    "gather",     "scatter",    "sendrecv",       "latency",   "bw",     "bibw"};
+
+/// The position of `test` in kKnownTests; nullopt for any other name.
+std::optional<std::size_t> known_test(std::string_view test);
 
 /// The dimensions a configuration is identified by, in display order.
 enum class Dim { kVariant, kPartition, kBackend, kNodes, kRanks, kMode };
@@ -107,6 +118,9 @@ struct ViewOptions {
 struct TestView {
   std::string test, dtype, op, placement;
   std::vector<int> series;  ///< indices into Model::series, in configuration order
+  /// What the test's chart files are named after: its entry of kKnownTests, or "test-<k>" (k the
+  /// view's position) for any other name. Never the input's text, which could name any path.
+  std::string file_key;
 };
 
 struct Model {

@@ -94,6 +94,9 @@ struct Fingerprint {
   std::string hosts, instance_types, devices, versions, libraries, network;
   /// Ranks whose environment differed from rank 0's within a run ("" when none did).
   std::string rank_env_differences;
+  /// Settings the library ran with that differ from the launch environment, e.g. a plugin's
+  /// "NCCL_PROTO: plugin set simple; launch environment had it unset" ("" when none did).
+  std::string changed_settings;
 };
 std::vector<Fingerprint> fingerprints(const ResultSet& set, const Model& model);
 

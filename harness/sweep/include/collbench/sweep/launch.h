@@ -3,9 +3,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "collbench/record.h"
 #include "collbench/sweep/campaign.h"
 #include "collbench/sweep/env.h"
 #include "collbench/sweep/matrix.h"
@@ -61,6 +64,58 @@ Submission sbatch_submission(const Campaign& campaign, const std::vector<const R
 /// The mpirun command of a local run writing to `jsonl`; `cores` decides --oversubscribe.
 Command mpirun_command(const RunSpec& run, const Tools& tools, const std::filesystem::path& jsonl,
                        int cores);
+
+/// One environment setting of a run definition: a value, or null to unset the variable.
+struct EnvEntry {
+  std::string name;
+  std::optional<std::string> value;
+  bool operator==(const EnvEntry&) const = default;
+
+  static constexpr auto fields() {
+    using E = EnvEntry;
+    return std::tuple{Field{"name", &E::name}, Field{"value", &E::value}};
+  }
+};
+
+/// What defines a run: everything that decides what it measures and how it is launched. The
+/// manifest records it with each submission and local start, so that a campaign edited after it
+/// ran is noticed: results measured under another definition are not the run's any more. The
+/// tools (collbench's path, mpirun), the results' paths and the time limit are not part of it.
+struct RunDefinition {
+  std::vector<std::string> collbench_args;  ///< tests, sizes, iterations, ... (without --jsonl)
+  std::vector<EnvEntry> env;                ///< the variant's settings
+  int nodes = 0;
+  int tasks_per_node = 0;
+  // Slurm runs only (empty for local runs):
+  std::string partition;
+  std::vector<std::string> sbatch_args;
+  std::string launcher;
+  std::string site_env;
+  std::string container_image;
+  bool operator==(const RunDefinition&) const = default;
+
+  static constexpr auto fields() {
+    using D = RunDefinition;
+    constexpr auto kOmit = Presence::kOmittedWhenEmpty;
+    return std::tuple{Field{"collbench_args", &D::collbench_args},
+                      Field{"env", &D::env},
+                      Field{"nodes", &D::nodes},
+                      Field{"tasks_per_node", &D::tasks_per_node},
+                      Field{"partition", &D::partition, kOmit},
+                      Field{"sbatch_args", &D::sbatch_args, kOmit},
+                      Field{"launcher", &D::launcher, kOmit},
+                      Field{"site_env", &D::site_env, kOmit},
+                      Field{"container_image", &D::container_image, kOmit}};
+  }
+};
+
+/// The definition of `run` as the campaign now describes it, for Slurm or local runs.
+RunDefinition run_definition(const Campaign& campaign, const RunSpec& run, Where where);
+
+/// What differs between a run's recorded definition and its current one, in words:
+/// "collbench arguments `all_reduce -e 1M` -> `all_reduce -e 4M`; nodes 1 -> 2". Empty when
+/// they are equal.
+std::string describe_change(const RunDefinition& recorded, const RunDefinition& now);
 
 /// Physical cores this process may run on (what Open MPI counts as slots); at least 1.
 int usable_cores();

@@ -18,7 +18,9 @@
 
 #include "collbench/record.h"
 #include "collbench/sweep/failure.h"
+#include "collbench/sweep/launch.h"
 #include "collbench/sweep/matrix.h"
+#include "collbench/sweep/process.h"
 
 namespace collbench::sweep {
 
@@ -38,8 +40,8 @@ std::span<const std::string_view> enum_names(EventKind);
 
 /// One line of the manifest. Which members an event has depends on its kind (those left empty
 /// are not written):
-///   submitted  run, job_id, output, raw_jsonl, env_file, command, labels
-///   started    run, mode, attempt, output, raw_jsonl, command, labels
+///   submitted  run, job_id, output, raw_jsonl, env_file, command, labels, definition
+///   started    run, mode, attempt, output, raw_jsonl, command, labels, definition, launch
 ///   collected  run, job_id (Slurm) or attempt and seconds (local), file, results, wrong,
 ///              bad_lines (Slurm)
 ///   failed     run, job_id (Slurm) or attempt and seconds (local), reason, failure
@@ -59,6 +61,11 @@ struct ManifestEvent {
   std::string env_file;        ///< the run's environment file (Slurm)
   std::vector<std::string> command;
   std::optional<RunLabels> labels;
+  /// What defined the run when it was submitted or started (absent in older manifests).
+  std::optional<RunDefinition> definition;
+  /// The local launch (mpirun, the leader of its session), so that a later collbench-sweep can
+  /// tell whether it still runs.
+  std::optional<LaunchId> launch;
   std::string file;  ///< the collected results file, relative to the campaign's results
   std::optional<std::uint64_t> results;    ///< result rows collected
   std::optional<std::uint64_t> wrong;      ///< mismatched elements in them
@@ -83,6 +90,8 @@ struct ManifestEvent {
                       Field{"env_file", &E::env_file, kOmit},
                       Field{"command", &E::command, kOmit},
                       Field{"labels", &E::labels, kOmit},
+                      Field{"definition", &E::definition, kOmit},
+                      Field{"launch", &E::launch, kOmit},
                       Field{"file", &E::file, kOmit},
                       Field{"results", &E::results, kOmit},
                       Field{"wrong", &E::wrong, kOmit},
@@ -108,7 +117,12 @@ struct RunRecord {
   int attempts = 0;                    ///< submissions and local starts so far
   std::string reason;                  ///< why it failed
   std::optional<FailureKind> failure;  ///< what kind of failure (state kFailed)
-  ManifestEvent last;                  ///< the latest event
+  Where where = Where::kSlurm;         ///< how it was last started: submitted, or locally
+  /// Its definition at its latest submission or local start (nullopt in older manifests).
+  std::optional<RunDefinition> definition;
+  std::optional<LaunchId> launch;  ///< its latest local launch
+  std::string raw_jsonl;           ///< where its latest submission or start writes its results
+  ManifestEvent last;              ///< the latest event
 };
 
 /// "unsubmitted", "submitted", "started", "collected", "failed".

@@ -2,12 +2,32 @@
 // captured or redirected output and a bounded run time.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "collbench/record.h"
+
 namespace collbench::sweep {
+
+/// Which launch a process is, told apart from a later process that reuses its pid: its pid (the
+/// id of the session it leads), its start time in clock ticks after boot, and the boot.
+struct LaunchId {
+  int pid = 0;
+  std::uint64_t start_ticks = 0;
+  std::string boot_id;
+  bool operator==(const LaunchId&) const = default;
+
+  static constexpr auto fields() {
+    using L = LaunchId;
+    return std::tuple{Field{"pid", &L::pid}, Field{"start_ticks", &L::start_ticks},
+                      Field{"boot_id", &L::boot_id}};
+  }
+};
 
 /// What to run and how.
 struct ProcessSpec {
@@ -29,9 +49,16 @@ struct ProcessSpec {
   std::optional<std::filesystem::path> output_file;
   double timeout_s = 0;  ///< 0: no limit. On expiry: SIGTERM, then SIGKILL after grace_s
   double grace_s = 5;
-  /// Put the child in its own process group (killed as a group on timeout). Off for children
-  /// that should receive the terminal's Ctrl-C with us (local mpirun).
+  /// Put the child in its own process group (killed as a group on timeout).
   bool new_process_group = true;
+  /// Run the child as the leader of a session of its own, watched by a supervisor process that
+  /// outlives us: when this process dies, by any signal including SIGKILL, the supervisor ends
+  /// every process of that session (SIGTERM, then SIGKILL after grace_s), so that nothing the
+  /// child launched keeps running. For launchers: Open MPI's mpirun puts each rank in a process
+  /// group of its own, but they all stay in its session. A time limit ends the whole session.
+  bool supervised = false;
+  /// With `supervised`: called once the child runs, with its identity.
+  std::function<void(const LaunchId&)> on_start;
 };
 
 /// How a child ended.
@@ -57,5 +84,12 @@ ProcessResult run_process(const ProcessSpec& spec);
 
 /// This process's environment as "NAME=value" strings.
 std::vector<std::string> current_environment();
+
+/// The identity of the running process `pid`, or nullopt when there is none.
+std::optional<LaunchId> identify_process(int pid);
+
+/// The processes still running (zombies aside) in the session that `launch` led, started by it
+/// or after it, in this boot: what is left of a supervised launch. Empty once it is all gone.
+std::vector<int> launch_processes(const LaunchId& launch);
 
 }  // namespace collbench::sweep

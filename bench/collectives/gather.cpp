@@ -1,0 +1,35 @@
+#include "collectives.h"
+#include "common.h"
+
+namespace collbench {
+using namespace collectives;
+
+const CollectiveSpec& gather_spec() {
+  static const CollectiveSpec spec{
+      .name = "gather",
+      .summary = "the root (-r) ends with all ranks' blocks, in rank order",
+      .kind = TestKind::kCollective,
+      .rooted = true,
+      .has_in_place = true,
+      .primitives = {Primitive::kGather},
+      .layout = gathered_layout,
+      .bus_factor = factor_n_minus_1_over_n,
+      .alg_bytes = all_ranks_bytes,
+      .transfers_per_iteration = one_transfer,
+      .issue =
+          [](const IssueContext& c) {
+            c.backend.submit(args(Primitive::kGather, c, c.send, c.recv, c.layout.param_count));
+          },
+      // Only the root's output is defined.
+      .expect = [](const ExpectContext& c) -> std::optional<VerifySpec> {
+        if (c.rank != c.root) return std::nullopt;
+        VerifySpec v;
+        v.count = c.layout.recv_count;
+        v.block = c.layout.param_count;  // element j comes from rank j / block
+        return v;
+      },
+  };
+  return spec;
+}
+
+}  // namespace collbench
