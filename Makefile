@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all setup configure build demo test bench fuzz format clean
+.PHONY: all setup configure build demo test bench parity fuzz format clean
 
 all: build
 
@@ -25,6 +25,12 @@ test: build
 
 bench: build
 	@scripts/bench
+
+# Side by side with OSU Micro-Benchmarks (not part of collbench): make parity OSU=<osu-bin folder
+# or archive> [PARITY_ARGS="--rounds 5 --ranks 2,4"].
+parity: build
+	@test -n "$(OSU)" || { echo "make parity: give OSU=<folder with osu_latency, or the OSU archive>" >&2; exit 2; }
+	@scripts/parity --osu "$(OSU)" --collbench $(BUILD)/collbench $(PARITY_ARGS)
 
 fuzz: setup
 	@scripts/fuzz

@@ -113,6 +113,9 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   for (const auto& test : options.tests) tests.push_back(find_spec(all_specs(), test));
 
   const BackendDescriptor& chosen = chosen_backend(options);
+  // Resolved once, before anything reads it: the runner, the context and every row state the
+  // policy that ran, never "the default".
+  if (!parsed.options.buffers) parsed.options.buffers = chosen.buffers;
   const BackendArgs args = backend_args(options, chosen, backend_catalog());
 
   // The watchdog exists before the backend and outlives it, so that start-up (the

@@ -46,8 +46,12 @@ ResultRow row(const char* test, std::uint64_t bytes, Placement placement, double
   r.iterations = 20;
   r.warmup = 5;
   r.time_us = RowTimes{
-      time_us, time_us, time_us * 0.9, time_us * 0.8,
-      Summary{20, time_us * 0.7, time_us * 0.95, time_us * 1.5, time_us * 1.6, time_us, 0.125}};
+      time_us,
+      time_us,
+      time_us * 0.9,
+      time_us * 0.8,
+      Summary{20, time_us * 0.7, time_us * 0.95, time_us * 1.5, time_us * 1.6, time_us, 0.125},
+      {}};
   r.algbw_gbps = static_cast<double>(bytes) / (time_us * 1e-6) / 1e9;
   r.busbw_gbps = *r.algbw_gbps * factor;
   r.slowest_rank = 3;

@@ -256,6 +256,24 @@ class Cli(unittest.TestCase):
         self.assertEqual(code, 0, stdout + stderr)
         self.assertIn("OK: none of 16 matched points", stdout)
 
+    def test_results_csv_shows_the_interval_of_rows_timed_to_a_precision(self):
+        d = scratch("precision")
+        timed = json.loads(collbench_line(1024, "out-of-place", 10.0))
+        timed["schema"]["version"] = 3
+        timed["precision"] = {"target": 0.01, "half_width": 0.008, "low_us": 9.92,
+                              "high_us": 10.08, "converged": True, "seconds": 0.5}
+        with open(os.path.join(d, "results.jsonl"), "w") as f:
+            f.write(json.dumps(timed) + "\n" + collbench_line(1024, "in-place", 11.0))
+        out = os.path.join(d, "out")
+        code, _, stderr = run(os.path.join(d, "results.jsonl"), "-o", out)
+        self.assertEqual(code, 0, stderr)
+        with open(os.path.join(out, "results.csv")) as f:
+            rows = {r["placement"]: r for r in csv.DictReader(f)}
+        self.assertEqual((rows["out-of-place"]["precision_target"], rows["out-of-place"]["ci95_low_us"],
+                          rows["out-of-place"]["ci95_high_us"], rows["out-of-place"]["converged"]),
+                         ("0.01", "9.92", "10.08", "true"))
+        self.assertEqual((rows["in-place"]["ci95_low_us"], rows["in-place"]["converged"]), ("", ""))
+
     def test_help_and_version(self):
         code, stdout, _ = run("--help")
         self.assertEqual(code, 0)

@@ -256,6 +256,70 @@ TEST(ReportCompare, WholeSeriesMissingIsListedNotDropped) {
   EXPECT_NE(md.find("| baseline | all_gather |"), std::string::npos) << md;
 }
 
+/// A run's JSONL with every result row stating `buffers` (nullptr: rows without the field, as
+/// files older than the option).
+std::string run_text(const RunSpec& spec, const char* buffers) {
+  std::string text = testing::context_line(spec).dump() + "\n";
+  for (const auto& test : spec.tests) {
+    for (auto bytes : spec.sizes) {
+      auto row = testing::result_line(spec, test, bytes);
+      if (buffers) row["buffers"] = buffers;
+      text += row.dump() + "\n";
+    }
+  }
+  return text;
+}
+
+TEST(ReportCompare, DifferentBufferPoliciesAreNotComparedWithoutSayingSo) {
+  RunSpec base;
+  base.variant = "old";
+  RunSpec cand = base;
+  cand.variant = "new";
+  cand.run_id = "00000000000000c1";
+  // The baseline predates the option (it rotated); the candidate reused its buffers.
+  const Model baseline = build_model(read_results_texts({{"old.jsonl", run_text(base, nullptr)}}));
+  const Model candidate = build_model(read_results_texts({{"new.jsonl", run_text(cand, "fixed")}}));
+  const Comparison c = compare(baseline, candidate, {});
+  EXPECT_TRUE(c.matched.empty()) << "warm and cold caches must not be judged against each other";
+  EXPECT_FALSE(c.unmatched.empty());
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("buffers rotate"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[0].find("buffers fixed"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(comparison_markdown(c, {}).find("**Warning:** the baseline ran with buffers rotate"),
+            std::string::npos);
+
+  // Asked to ignore the policy, the points are compared, and the output says what that means.
+  CompareOptions ignore;
+  ignore.ignore = {Dim::kBuffers};
+  const Comparison forced = compare(baseline, candidate, ignore);
+  EXPECT_FALSE(forced.matched.empty());
+  ASSERT_EQ(forced.warnings.size(), 1u);
+  EXPECT_NE(forced.warnings[0].find("buffers ignored"), std::string::npos) << forced.warnings[0];
+
+  // The same policy on both sides: compared, no warning.
+  const Comparison same = compare(
+      baseline, build_model(read_results_texts({{"new.jsonl", run_text(cand, "rotate")}})), {});
+  EXPECT_FALSE(same.matched.empty());
+  EXPECT_TRUE(same.warnings.empty());
+}
+
+TEST(ReportModel, RowsOfDifferentBufferPoliciesAreDifferentSeries) {
+  RunSpec rotate;
+  rotate.variant = "v";
+  RunSpec fixed = rotate;
+  fixed.run_id = "00000000000000f1";
+  const Model m = build_model(
+      read_results_texts({{"v.jsonl", run_text(rotate, "rotate") + run_text(fixed, "fixed")}}));
+  ASSERT_EQ(m.configs.size(), 2u);
+  EXPECT_NE(std::find(m.varying.begin(), m.varying.end(), Dim::kBuffers), m.varying.end());
+  std::set<std::string> names;
+  for (const auto& c : m.configs) names.insert(c.name);
+  EXPECT_EQ(names, (std::set<std::string>{"buffers fixed", "buffers rotate"}));
+  for (const auto& s : m.series) {
+    for (const auto& p : s.points) EXPECT_EQ(p.samples, 1) << "no point merges both policies";
+  }
+}
+
 ReportOptions parse(std::vector<const char*> args, std::string* exit_text = nullptr) {
   args.insert(args.begin(), "collbench-report");
   std::string text;

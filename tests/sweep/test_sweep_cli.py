@@ -198,6 +198,42 @@ class Local(Temp):
         self.assertRegex(text, r"\r\x1b\[K\[1/2\]  50% · ETA \d+:\d\d")
         self.assertIn("ok     local-n1x2-probe-r0", text)
 
+    def test_precision_travels_through_campaign_args(self):
+        # Variants carry collbench's own options, checked by collbench's parser.
+        path = self.write("p.yaml", "campaign: p\ntests: [all_reduce]\nnodes: [1]\n"
+                                    "args: [--precision, 1%, --max-time, '5']\n")
+        r = sweep("plan", "--local", path, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--precision 1% --max-time 5", r.stdout)
+        path = self.write("q.yaml", "campaign: q\ntests: [all_reduce]\nnodes: [1]\nargs: [--precision, '0']\n")
+        r = sweep("plan", "--local", path, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("collbench rejects the options", r.stderr)
+        self.assertIn("--precision 0", r.stderr)
+
+    def test_buffer_policy_varies_like_any_other_setting(self):
+        # Each variant's args reach collbench; each run states its policy in context and rows.
+        camp = self.write("buffers.yaml", "campaign: buf\ntests: [all_reduce, sendrecv]\nbackend: mpi\n"
+                                          "sizes: {min: 8, max: 4K, factor: 8}\niters: 3\nwarmup: 1\n"
+                                          "timeout: 60\nnodes: [1]\ntasks_per_node: [2]\ntime_limit: '5'\n"
+                                          "variants:\n  - {name: rotate, args: [--buffers, rotate]}\n"
+                                          "  - {name: fixed, args: [--buffers, fixed]}\n")
+        r = sweep("run", "--local", camp, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for policy in ("rotate", "fixed"):
+            records = read_jsonl(os.path.join(self.results, "buf", f"local-n1x2-{policy}-r0.jsonl"))
+            contexts = [x for x in records if x["record"] == "context"]
+            results = [x for x in records if x["record"] == "result"]
+            self.assertEqual(contexts[0]["options"]["buffers"], policy)
+            self.assertTrue(results)
+            for x in results:
+                self.assertEqual(x["buffers"], policy, x)
+                self.assertEqual(x["labels"]["variant"], policy)
+        bad = self.write("bad.yaml", "campaign: b\ntests: [all_reduce]\nnodes: [1]\nargs: [--buffers, warm]\n")
+        r = sweep("plan", "--local", bad, "--collbench", COLLBENCH, "--results", self.results)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--buffers warm", r.stderr)
+
     def test_demo_campaign_plan(self):
         # The demo campaign (make demo) for real: every test, 4 ranks, two variants.
         demo = os.path.join(SOURCE, "slurm/campaigns/local-demo.yaml")

@@ -66,6 +66,24 @@ TEST(Agreement, EveryRankNamesTheRankAndTheOption) {
   }
 }
 
+TEST(Agreement, PrecisionAndItsBudgetMustAgree) {
+  auto outcome = agree({{"--precision", "1%"}, {"--precision", "2%"}});
+  EXPECT_NE(outcome[0].find("--precision"), std::string::npos) << outcome[0];
+  outcome = agree({{"--precision", "1%", "--max-time", "3"}, {"--precision", "0.01"}});
+  EXPECT_NE(outcome[0].find("--max-time"), std::string::npos) << outcome[0];
+  EXPECT_EQ(agree({{"--precision", "1%"}, {"--precision", "0.01"}}),
+            (std::vector<std::string>{"", ""}));
+}
+
+TEST(Agreement, TheBufferPolicyMustAgree) {
+  const auto outcome = agree({{"--buffers", "fixed"}, {"--buffers", "rotate"}});
+  EXPECT_NE(outcome[0].find("--buffers"), std::string::npos) << outcome[0];
+  // Given on one rank only: the other would take its backend's default, which may differ.
+  EXPECT_NE(agree({{"--buffers", "rotate"}, {}})[0].find("--buffers"), std::string::npos);
+  EXPECT_EQ(agree({{"--buffers", "fixed"}, {"--buffers", "fixed"}}),
+            (std::vector<std::string>{"", ""}));
+}
+
 TEST(Agreement, ARankThatRefusesItsCommandLineIsNamed) {
   const auto outcome = agree({{"-n", "2"}, {"-n", "two"}});
   EXPECT_NE(outcome[0].find("rank 1 refused its command line"), std::string::npos) << outcome[0];

@@ -127,6 +127,33 @@ TEST(Cli, HelpAndVersionAreTextsNotErrors) {
   EXPECT_FALSE(parse({"--version"}).exit_text.empty());
 }
 
+TEST(Cli, PrecisionAsAPercentageOrAFractionWithATimeBudget) {
+  const Options fixed = parse({}).options;
+  EXPECT_FALSE(fixed.precision);
+  const Options percent = parse({"--precision", "1%", "--max-time", "2.5"}).options;
+  ASSERT_TRUE(percent.precision);
+  EXPECT_DOUBLE_EQ(*percent.precision, 0.01);
+  EXPECT_DOUBLE_EQ(percent.max_time_s, 2.5);
+  const Options fraction = parse({"--precision=0.05"}).options;
+  ASSERT_TRUE(fraction.precision);
+  EXPECT_DOUBLE_EQ(*fraction.precision, 0.05);
+  EXPECT_DOUBLE_EQ(fraction.max_time_s, 10);
+}
+
+TEST(Cli, PrecisionAndMaxTimeRefusals) {
+  for (const char* bad : {"0%", "1", "51%", "-1%", "abc", "1%%", "nan", "%"}) {
+    EXPECT_NE(usage_error({"--precision", bad}).find("--precision"), std::string::npos) << bad;
+  }
+  for (const char* bad : {"0", "-1", "inf", "1s", "2e6"}) {
+    EXPECT_NE(usage_error({"--precision", "1%", "--max-time", bad}).find("--max-time"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_NE(usage_error({"--max-time", "5"}).find("add --precision"), std::string::npos);
+  EXPECT_NE(usage_error({"--precision", "1%", "-z", "1"}).find("-z"), std::string::npos);
+  EXPECT_NE(usage_error({"--precision", "1%", "-G", "2"}).find("-G"), std::string::npos);
+}
+
 TEST(Cli, SizesInTheWrongOrder) {
   const std::string m = usage_error({"-b", "1G", "-e", "1K"});
   EXPECT_NE(m.find("-b 1G"), std::string::npos) << m;
@@ -180,6 +207,24 @@ TEST(Cli, UnknownOptionAndMissingValue) {
   EXPECT_FALSE(usage_error({"--backend", "gloo"}).empty());
   EXPECT_FALSE(usage_error({"--pairs", "some"}).empty());
   EXPECT_FALSE(usage_error({"-G", "3", "-z", "1"}).empty());
+}
+
+TEST(Cli, BufferPolicyIsRotateOrFixedAndEachBackendNamesItsDefault) {
+  EXPECT_FALSE(parse({}).options.buffers) << "unset until the backend that runs is known";
+  EXPECT_EQ(parse({"--buffers", "fixed"}).options.buffers, BufferPolicy::kFixed);
+  EXPECT_EQ(parse({"--buffers=rotate"}).options.buffers, BufferPolicy::kRotate);
+  for (const char* bad : {"warm", "Fixed", "rotate,fixed"}) {
+    const std::string m = usage_error({"--buffers", bad});
+    EXPECT_NE(m.find("--buffers"), std::string::npos) << m;
+    EXPECT_NE(m.find("rotate"), std::string::npos) << m;
+    EXPECT_NE(m.find("fixed"), std::string::npos) << m;
+  }
+  EXPECT_NE(usage_error({"--buffers", ""}).find("--buffers"), std::string::npos);
+  // Every backend rotates by default: nccl for nccl-tests parity, the host backends so that
+  // numbers measured before the option existed stay comparable.
+  for (const BackendDescriptor* backend : backend_catalog()) {
+    EXPECT_EQ(backend->buffers, BufferPolicy::kRotate) << backend->name;
+  }
 }
 
 TEST(Cli, BackendOptionsAreCheckedAgainstTheBackendThatRuns) {

@@ -272,6 +272,40 @@ TEST(Runner, CyclesRepeatTheSweepAndEachRowSaysWhichCycle) {
             3 * expected_rows(small_options({"all_reduce", "sendrecv"}), 2));
 }
 
+TEST(Runner, PrecisionRecordsTheIntervalTheIterationsAndWhetherItConverged) {
+  Options o = small_options({"all_reduce", "sendrecv"});
+  o.precision = 0.5;  // thread ranks are noisy; 50% is reached in a few batches
+  o.max_time_s = 5;
+  const JobResult r = run_job(2, o);
+  ASSERT_EQ(r.reporter.rows.size(), expected_rows(o, 2));
+  for (const auto& row : r.reporter.rows) {
+    ASSERT_TRUE(row.precision) << row.test << " " << row.bytes;
+    const RowPrecision& p = *row.precision;
+    EXPECT_DOUBLE_EQ(p.target, 0.5);
+    EXPECT_TRUE(p.converged) << row.test << " " << row.bytes;
+    ASSERT_TRUE(p.half_width);
+    EXPECT_LE(*p.half_width, 0.5);
+    EXPECT_NEAR(*p.low_us, row.time() * (1 - *p.half_width), 1e-9 * row.time());
+    EXPECT_NEAR(*p.high_us, row.time() * (1 + *p.half_width), 1e-9 * row.time());
+    // At least two batches of at least one iteration for each of the interval's batch means.
+    EXPECT_GE(row.iterations, static_cast<int>(2 * kMeanIntervalBatches));
+  }
+
+  // A target out of reach stops at the budget and says so.
+  o.precision = 1e-4;
+  o.max_time_s = 0.05;
+  o.tests = {"all_reduce"};
+  const JobResult tight = run_job(2, o);
+  ASSERT_FALSE(tight.reporter.rows.empty());
+  for (const auto& row : tight.reporter.rows) {
+    ASSERT_TRUE(row.precision);
+    EXPECT_FALSE(row.precision->converged);
+    EXPECT_GE(row.precision->seconds, 0.05);
+  }
+  // Without --precision, rows carry no interval.
+  EXPECT_FALSE(run_job(2, small_options({"all_reduce"})).reporter.rows.front().precision);
+}
+
 TEST(Runner, AStopRequestEndsEveryRankAfterTheSizeInProgress) {
   // Endless cycles; the request reaches one rank only, as a signal may: all stop together.
   Options o = small_options({"all_reduce"});
@@ -324,6 +358,69 @@ TEST(Runner, AllPairsReportsEachPair) {
 TEST(Runner, DefaultPairIsZeroAndOne) {
   const JobResult r = run_job(4, small_options({"bw"}));
   for (const auto& row : r.reporter.rows) EXPECT_EQ(row.pair, (Pair{0, 1}));
+}
+
+/// Forwards to a real backend and records every operation's input and output addresses.
+class AddressRecordingBackend : public Backend {
+ public:
+  explicit AddressRecordingBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  const BackendInfo& info() const override { return inner_->info(); }
+  Device& device() override { return inner_->device(); }
+  std::optional<std::string> unsupported(Primitive p, DType t, ReduceOp op) const override {
+    return inner_->unsupported(p, t, op);
+  }
+  void submit(const CollArgs& args) override {
+    addresses[{args.count, args.placement}].insert({args.send, args.recv});
+    inner_->submit(args);
+  }
+  void group_begin() override { inner_->group_begin(); }
+  void group_end() override { inner_->group_end(); }
+  void synchronize() override { inner_->synchronize(); }
+
+  /// Distinct (send, recv) pairs per (element count, placement).
+  std::map<std::pair<std::size_t, Placement>, std::set<std::pair<const void*, void*>>> addresses;
+
+ private:
+  std::unique_ptr<Backend> inner_;
+};
+
+TEST(Runner, FixedBuffersReuseOneSliceAndRotatingBuffersMove) {
+  for (const BufferPolicy policy : {BufferPolicy::kFixed, BufferPolicy::kRotate}) {
+    Options o = small_options({"all_reduce"});
+    o.iters = 8;
+    o.agg_iters = 2;  // several operations per iteration take positions too
+    o.buffers = policy;
+    ThreadWorld world(2);
+    CollectingReporter reporter;
+    std::map<std::pair<std::size_t, Placement>, std::set<std::pair<const void*, void*>>> seen;
+    std::mutex mutex;
+    world.run([&](int rank) {
+      auto bootstrap = world.make_bootstrap(rank);
+      AddressRecordingBackend backend(world.make_backend(rank));
+      CollectingReporter ignored;
+      Reporter& out = rank == 0 ? static_cast<Reporter&>(reporter) : ignored;
+      Runner runner(o, *bootstrap, backend, out, nullptr, "0123456789abcdef");
+      const RunTotals totals = runner.run(specs_of(o));
+      EXPECT_EQ(totals.wrong, 0);
+      if (rank == 0) {
+        const std::lock_guard lock(mutex);
+        seen = backend.addresses;
+      }
+    });
+    ASSERT_EQ(reporter.rows.size(), expected_rows(o, 2));
+    for (const auto& row : reporter.rows) EXPECT_EQ(row.buffers, policy) << row.bytes;
+    ASSERT_FALSE(seen.empty());
+    for (const auto& [key, pairs] : seen) {
+      const std::size_t count = key.first;
+      if (policy == BufferPolicy::kFixed) {
+        // Warm-up, timing and verification: every operation of the size on the same memory.
+        EXPECT_EQ(pairs.size(), 1u) << count << " elements, " << name(key.second);
+      } else if (count * sizeof(float) < o.max_bytes) {
+        // The buffers hold the largest size: a smaller one has room to move, and does.
+        EXPECT_GT(pairs.size(), 1u) << count << " elements, " << name(key.second);
+      }
+    }
+  }
 }
 
 TEST(Runner, SizesBelowOneElementPerRankAreSkippedWithANote) {

@@ -60,6 +60,7 @@ constexpr std::array<std::string_view, 2> kMemoryKindNames{"host", "device"};
 constexpr std::array<std::string_view, 2> kPlacementNames{"out-of-place", "in-place"};
 constexpr std::array<std::string_view, 2> kPairModeNames{"first", "all"};
 constexpr std::array<std::string_view, 4> kAggregateNames{"rank0", "mean", "fastest", "slowest"};
+constexpr std::array<std::string_view, 2> kBufferPolicyNames{"rotate", "fixed"};
 
 const DTypeEntry& entry(DType t) { return kDTypes[static_cast<std::size_t>(t)]; }
 
@@ -91,6 +92,9 @@ std::string_view name(PairMode mode) { return kPairModeNames[static_cast<std::si
 std::string_view name(RankAggregate aggregate) {
   return kAggregateNames[static_cast<std::size_t>(aggregate)];
 }
+std::string_view name(BufferPolicy policy) {
+  return kBufferPolicyNames[static_cast<std::size_t>(policy)];
+}
 
 std::span<const std::string_view> enum_names(DType) {
   static const auto names = [] {
@@ -105,6 +109,7 @@ std::span<const std::string_view> enum_names(MemoryKind) { return kMemoryKindNam
 std::span<const std::string_view> enum_names(Placement) { return kPlacementNames; }
 std::span<const std::string_view> enum_names(PairMode) { return kPairModeNames; }
 std::span<const std::string_view> enum_names(RankAggregate) { return kAggregateNames; }
+std::span<const std::string_view> enum_names(BufferPolicy) { return kBufferPolicyNames; }
 
 std::optional<DType> parse_dtype(std::string_view text) {
   const std::string key = lower(text);

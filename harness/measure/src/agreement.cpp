@@ -30,9 +30,12 @@ struct OptionsDigest {
   std::string jsonl;
   double timeout_s = 0;
   PairMode pairs = PairMode::kFirst;
+  std::optional<BufferPolicy> buffers;
   int window = 0;
   std::uint32_t seed = 0;
   bool quiet = false;
+  std::optional<double> precision;
+  double max_time_s = 0;
 
   static constexpr auto fields() {
     using D = OptionsDigest;
@@ -67,9 +70,12 @@ struct OptionsDigest {
                       Field{"--jsonl", &D::jsonl},
                       Field{"--timeout", &D::timeout_s},
                       Field{"--pairs", &D::pairs},
+                      Field{"--buffers", &D::buffers},
                       Field{"--window", &D::window},
                       Field{"--seed", &D::seed},
-                      Field{"-q", &D::quiet}};
+                      Field{"-q", &D::quiet},
+                      Field{"--precision", &D::precision},
+                      Field{"--max-time", &D::max_time_s}};
   }
 };
 
@@ -105,9 +111,12 @@ OptionsDigest digest(const Options& o) {
                        o.jsonl,
                        o.timeout_s,
                        o.pairs,
+                       o.buffers,
                        o.window,
                        o.seed,
-                       o.quiet};
+                       o.quiet,
+                       o.precision,
+                       o.max_time_s};
 }
 
 /// What one rank made of its command line.

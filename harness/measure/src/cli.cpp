@@ -203,6 +203,37 @@ double parse_bandwidth(const std::string& flag, const std::string& text) {
   return value;
 }
 
+/// --precision: "1%" (a percentage) or "0.01" (a fraction), from 0.01% to 50%.
+double parse_precision(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  double value = -1;
+  const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec == std::errc() && ptr == number.data() + number.size() && std::isfinite(value)) {
+    if (percent) value /= 100;
+    if (value >= 1e-4 && value <= 0.5) return value;
+  }
+  throw_usage(
+      "--precision {}: expected the half-width of the 95% confidence interval as a percentage "
+      "from 0.01% to 50% (e.g. 1%) or a fraction from 0.0001 to 0.5",
+      text);
+}
+
+/// --precision and --max-time: the adaptive batches of the batch mode, within a time budget.
+void check_precision(const Options& o, bool max_time_given) {
+  if (max_time_given && !o.precision) {
+    throw_usage("--max-time {:g}: it bounds the time --precision takes per size; add --precision",
+                o.max_time_s);
+  }
+  if (!o.precision) return;
+  if (o.graph_launches > 0 || o.blocking > 0) {
+    throw_usage(
+        "--precision {:g}% with {}: it repeats timed batches, which -G and -z do not time; drop "
+        "one",
+        *o.precision * 100, o.graph_launches > 0 ? "-G" : "-z");
+  }
+}
+
 /// Flags that cannot go together.
 void check_combinations(const Options& o) {
   if (o.graph_launches > 0 && o.blocking > 0) {
@@ -348,6 +379,8 @@ ParseResult parse_command_line(int argc, const char* const* argv,
 
   std::vector<std::string> tests;
   std::string min_bytes, max_bytes, factor, step, dtypes, ops, timeout, pairs, min_busbw;
+  std::string precision, max_time;
+  std::string buffers;
   app.add_option(
       "tests", tests,
       fmt::format("Tests, comma-separated, or 'all' (default all_reduce): {}", test_names(specs)));
@@ -380,6 +413,16 @@ ParseResult parse_command_line(int argc, const char* const* argv,
                  "NCCL_TESTS_MIN_BW, with nccl-tests' 10% allowance)");
   app.add_option("--pairs", pairs,
                  "Point-to-point pairing: first (0<->1) or all (i<->i+N/2 concurrently)");
+  app.add_option("--buffers", buffers,
+                 "rotate (each operation the next slice of a buffer sized for the largest size, "
+                 "as nccl-tests) or fixed (the same slice every time, caches warm, as OSU); "
+                 "default rotate");
+  app.add_option("--precision", precision,
+                 "Time each size until the 95% confidence interval of its time is within this "
+                 "of it (e.g. 1%), in repeated batches, instead of -n iterations");
+  app.add_option("--max-time", max_time,
+                 "With --precision: seconds a size may take; a size that runs out is recorded as "
+                 "not converged (default 10)");
   app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
 
   try {
@@ -474,6 +517,27 @@ ParseResult parse_command_line(int argc, const char* const* argv,
     else
       throw_usage("--pairs {}: expected first (rank 0 <-> 1) or all (every i <-> i+N/2)", pairs);
   }
+  if (!buffers.empty()) {
+    if (buffers == "rotate")
+      o.buffers = BufferPolicy::kRotate;
+    else if (buffers == "fixed")
+      o.buffers = BufferPolicy::kFixed;
+    else
+      throw_usage(
+          "--buffers {}: expected rotate (a new slice each operation) or fixed (the same slice)",
+          buffers);
+  }
+  if (!precision.empty()) o.precision = parse_precision(precision);
+  if (!max_time.empty()) {
+    const auto [ptr, ec] =
+        std::from_chars(max_time.data(), max_time.data() + max_time.size(), o.max_time_s);
+    if (ec != std::errc() || ptr != max_time.data() + max_time.size() || !(o.max_time_s > 0) ||
+        !(o.max_time_s <= 1e6)) {
+      throw_usage("--max-time {}: expected seconds per size, above 0 and at most 1000000",
+                  max_time);
+    }
+  }
+  check_precision(o, !max_time.empty());
   check_combinations(o);
 
   // Types and operators. Given but empty ('' or ',') is refused, not taken as the default.

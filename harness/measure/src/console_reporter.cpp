@@ -65,7 +65,18 @@ class ConsoleReporter final : public Reporter {
     }
     const OptionsRecord& o = c.options;
     aggregate_ = o.aggregate;
-    print("# iterations {}, warm-up {}, check {}, mode {}\n", o.iters, o.warmup, o.check, o.mode);
+    print("# iterations {}, warm-up {}, check {}, mode {}{}\n", o.iters, o.warmup, o.check, o.mode,
+          o.buffers ? fmt::format(", buffers {} ({})", name(*o.buffers),
+                                  *o.buffers == BufferPolicy::kFixed
+                                      ? "every operation reuses one slice: warm caches, as OSU"
+                                      : "each operation the next slice: cold caches, as nccl-tests")
+                    : std::string());
+    if (o.precision) {
+      print(
+          "# precision: each size timed in batches until the 95% interval of its time is within "
+          "+-{:g}% (batch means), at most {:g} s per size; iterations counts every timed one\n",
+          *o.precision * 100, o.max_time_s.value_or(0));
+    }
     print(
         "# sizes: K/M/G are powers of 1024; bandwidth in GB/s = 1e9 B/s; time per operation of "
         "the {} rank{}\n",
@@ -197,6 +208,21 @@ class ConsoleReporter final : public Reporter {
     return fmt::format("  {:>8}  {:>8}", format_time_us(spread.p50), format_time_us(spread.p99));
   }
 
+  /// --precision: the interval reached under the line of its size.
+  void print_precision(const ResultRow& r) {
+    const RowPrecision& p = *r.precision;
+    const std::string reached = p.half_width
+                                    ? fmt::format("+-{:.2f}% [{} .. {} us]", *p.half_width * 100,
+                                                  format_time_us(p.low_us.value_or(0)),
+                                                  format_time_us(p.high_us.value_or(0)))
+                                    : std::string("no interval (too few batches)");
+    print("# {:>10}  {}: 95% interval {} after {} iterations in {:.3g} s{}\n", "", r.placement,
+          reached, r.iterations, p.seconds,
+          p.converged
+              ? std::string()
+              : fmt::format(", NOT converged to +-{:g}% (--max-time ran out)", p.target * 100));
+  }
+
   void print_line(const ResultRow* oop, const ResultRow* ip) {
     const ResultRow& any = oop ? *oop : *ip;
     std::string root = "-1";
@@ -207,7 +233,7 @@ class ConsoleReporter final : public Reporter {
     }
     const auto host = [](const ResultRow* r) { return r->slowest_host.value_or(Name()).str(); };
     std::string slowest = host(oop ? oop : ip);
-    if (oop && ip && host(ip) != host(oop)) slowest += "/" + host(ip);
+    if (oop && ip && host(ip) != host(oop)) slowest += fmt::format("/{}", host(ip));
     const ResultRow& last = ip ? *ip : *oop;
     const std::string stamp = options_.timestamps && last.timestamp
                                   ? fmt::format("  {:>19}", local_time(*last.timestamp))
@@ -216,6 +242,9 @@ class ConsoleReporter final : public Reporter {
           name(any.dtype), any.op ? name(*any.op) : std::string_view("none"), root,
           placement_columns(oop), placement_columns(ip), stamp, spread_columns(oop),
           spread_columns(ip), slowest);
+    for (const ResultRow* r : {oop, ip}) {
+      if (r && r->precision) print_precision(*r);
+    }
   }
 
   std::FILE* out_;

@@ -57,8 +57,11 @@ OptionsRecord options_record(const Options& o, const BackendArgs& backend_args) 
   r.graph_launches = o.graph_launches;
   r.timeout_s = o.timeout_s;
   r.pairs = o.pairs;
+  r.buffers = o.buffers;
   r.window = o.window;
   r.seed = o.seed;
+  r.precision = o.precision;
+  if (o.precision) r.max_time_s = o.max_time_s;
   r.backend = backend_args.values();
   return r;
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
@@ -13,6 +15,7 @@
 #include "collbench/preflight.h"
 #include "collbench/sizes.h"
 #include "collbench/stats.h"
+#include "collbench/warmup.h"
 
 namespace collbench {
 namespace {
@@ -28,6 +31,12 @@ struct RankSample {
   double first_got = 0;
   /// Per timed unit (an operation, or an iteration of -m operations), per operation.
   std::vector<double> iteration_s;
+  /// --precision: timed iterations, the interval's relative half-width (agreed by every rank;
+  /// negative: no interval), whether it reached the target, and the seconds the batches took.
+  int iterations = 0;
+  double half_width = -1;
+  bool converged = false;
+  double precision_s = 0;
 
   static constexpr auto fields() {
     return std::tuple{Field{"batch_s", &RankSample::batch_s},
@@ -36,7 +45,11 @@ struct RankSample {
                       Field{"first_index", &RankSample::first_index},
                       Field{"first_expected", &RankSample::first_expected},
                       Field{"first_got", &RankSample::first_got},
-                      Field{"iteration_s", &RankSample::iteration_s}};
+                      Field{"iteration_s", &RankSample::iteration_s},
+                      Field{"iterations", &RankSample::iterations},
+                      Field{"half_width", &RankSample::half_width},
+                      Field{"converged", &RankSample::converged},
+                      Field{"precision_s", &RankSample::precision_s}};
   }
 };
 
@@ -202,6 +215,8 @@ struct Runner::Impl {
       plan.shift_steps =
           (recv_buffer.bytes() - misalign - layout.in_place_extent() * es) / plan.shift_bytes + 1;
     }
+    // --buffers fixed: one position, so every operation reuses the same (warm) memory.
+    if (o.buffers == BufferPolicy::kFixed) plan.shift_steps = 1;
     return plan;
   }
 
@@ -231,23 +246,92 @@ struct Runner::Impl {
                              sample.iteration_s.begin() + static_cast<std::ptrdiff_t>(skip));
   }
 
+  /// --precision: batches of iterations back to back, each long enough that its two clock reads
+  /// are a negligible share, repeated until the 95% interval of the time (batch means over the
+  /// batch times, see batch_means_interval) is within the target on every rank, or --max-time
+  /// runs out. Every rank checks after the same batch counts and decides on values agreed over
+  /// the bootstrap, so every rank runs the same batches.
+  void measure_to_precision(const IterationPlan& plan, const std::string& what,
+                            RankSample& sample) {
+    constexpr double kBatchSeconds = 100e-6;
+    Timer& t = *timer;
+    const auto wait_ops = [&](int iterations) {
+      return stream_ordered ? std::max(iterations * o.agg_iters, 1) : 1;
+    };
+    // The batch length: from -n iterations timed once, on the slowest rank.
+    arm(what + ": sizing the batches", wait_ops(o.iters));
+    t.record(0);
+    run_iterations(plan, backend, 0, o.iters, nullptr, 0, watchdog);
+    t.record(1);
+    complete();
+    t.synchronize();
+    disarm();
+    const double per_iteration = boot.allreduce(t.seconds(0, 1) / o.iters, ScalarOp::kMax);
+    const int batch_iterations = static_cast<int>(
+        std::clamp(std::ceil(kBatchSeconds / std::max(per_iteration, 1e-12)), 1.0, 1e6));
+    const double ops = static_cast<double>(batch_iterations) * o.agg_iters;
+
+    std::vector<double> batches;
+    std::size_t next_check = 2 * kMeanIntervalBatches;
+    double issue_s = 0;
+    double agreed = -1, elapsed = 0;
+    const auto start = Clock::now();
+    arm(what + ": timed batches (to --precision)", wait_ops(batch_iterations));
+    for (;;) {
+      t.record(0);
+      const auto issue_start = Clock::now();
+      run_iterations(plan, backend, 0, batch_iterations, nullptr, 0, watchdog);
+      issue_s += seconds_between(issue_start, Clock::now());
+      t.record(1);
+      complete();
+      t.synchronize();
+      batches.push_back(t.seconds(0, 1) / ops);
+      if (batches.size() < next_check) continue;
+      // Each check is a round trip between the ranks: one per eighth more batches keeps their
+      // cost small and the overshoot past the target or the budget under an eighth.
+      next_check = batches.size() + std::max<std::size_t>(1, batches.size() / 8);
+      const double mine = batch_means_interval(batches).relative();
+      agreed = boot.allreduce(std::isfinite(mine) ? mine : 1e300, ScalarOp::kMax);
+      elapsed = boot.allreduce(seconds_between(start, Clock::now()), ScalarOp::kMax);
+      if (agreed <= *o.precision) {
+        sample.converged = true;
+        break;
+      }
+      if (elapsed >= o.max_time_s) break;
+    }
+    disarm();
+    sample.batch_s =
+        std::accumulate(batches.begin(), batches.end(), 0.0) / static_cast<double>(batches.size());
+    sample.cpu_s = issue_s / (ops * static_cast<double>(batches.size()));
+    // Saturates: a budget of days on a sub-microsecond operation would overflow the int.
+    sample.iterations = static_cast<int>(std::min<std::int64_t>(
+        std::int64_t{batch_iterations} * static_cast<std::int64_t>(batches.size()),
+        std::numeric_limits<int>::max()));
+    sample.half_width = agreed < 1e300 ? agreed : -1;
+    sample.precision_s = elapsed;
+  }
+
   /// nccl-tests' headline: the -n iterations back to back with no record inside (even a clock
   /// read is a visible share of an 8-byte operation); a second pass of the same iterations, each
   /// between two records, supplies the distribution.
   void measure_batch(const IterationPlan& plan, const std::string& what, RankSample& sample,
                      int ops_per_wait) {
     Timer& t = *timer;
-    const double ops = static_cast<double>(o.iters) * o.agg_iters;
-    arm(what + ": timed iterations", ops_per_wait);
-    t.record(0);
-    const auto issue_start = Clock::now();
-    run_iterations(plan, backend, 0, o.iters, nullptr, 0, watchdog);
-    sample.cpu_s = seconds_between(issue_start, Clock::now()) / ops;
-    t.record(1);
-    complete();
-    t.synchronize();
-    sample.batch_s = t.seconds(0, 1) / ops;
-    disarm();
+    if (o.precision) {
+      measure_to_precision(plan, what, sample);
+    } else {
+      const double ops = static_cast<double>(o.iters) * o.agg_iters;
+      arm(what + ": timed iterations", ops_per_wait);
+      t.record(0);
+      const auto issue_start = Clock::now();
+      run_iterations(plan, backend, 0, o.iters, nullptr, 0, watchdog);
+      sample.cpu_s = seconds_between(issue_start, Clock::now()) / ops;
+      t.record(1);
+      complete();
+      t.synchronize();
+      sample.batch_s = t.seconds(0, 1) / ops;
+      disarm();
+    }
     barrier(what);
     arm(what + ": per-iteration samples", ops_per_wait);
     t.record(0);
@@ -395,6 +479,7 @@ struct Runner::Impl {
     if (o.run_cycles != 1) row.cycle = cycle;
     if (o.agg_iters > 1) row.ops_per_iteration = o.agg_iters;
     if (o.misalign > 0) row.misalign = o.misalign;
+    row.buffers = o.buffers;
     return row;
   }
 
@@ -412,6 +497,25 @@ struct Runner::Impl {
         return *std::max_element(values.begin(), values.end());
     }
     return values.front();
+  }
+
+  /// Rank 0: a row whose first timed iterations were still getting faster gets a note saying
+  /// how many warm-up iterations the size needed, on the console and in the row.
+  void note_warmup(ResultRow& row, const std::string& what, const std::vector<double>& times_us) {
+    const auto trend = check_warmup(times_us);
+    if (!trend) return;
+    // Everything this size ran before the samples settled: the warm-up, in batch mode the
+    // headline pass (which ran first, so was slower still), and the skipped leading samples.
+    const bool batch_first = row.mode == MeasureMode::kBatch;
+    const int needed = o.warmup + (batch_first ? o.iters : 0) + o.per_iter_skip +
+                       static_cast<int>(trend->settled_at);
+    const std::string text = fmt::format(
+        "warm-up too short: still getting faster in the first timed iterations ({:.3g} µs, "
+        "settled at {:.3g} µs after {} of them); this size needed about {} warm-up iterations "
+        "(-w {})",
+        trend->first_median, trend->settled_median, trend->settled_at, needed, needed);
+    reporter.note(fmt::format("{}: {}", what, text));
+    if (row.note.empty()) row.note = Name(text);
   }
 
   /// Rank 0: one row for the ranks in `group`.
@@ -440,6 +544,19 @@ struct Runner::Impl {
     row.slowest_rank = slowest_rank;
     row.slowest_host = hosts[static_cast<std::size_t>(slowest_rank)];
     times.reported = aggregate(batch_us);
+    if (o.precision) {
+      const RankSample& first = samples[group.front()];
+      row.iterations = first.iterations;
+      RowPrecision& precision = row.precision.emplace();
+      precision.target = *o.precision;
+      if (first.half_width >= 0) {
+        precision.half_width = first.half_width;
+        precision.low_us = times.reported * (1 - first.half_width);
+        precision.high_us = times.reported * (1 + first.half_width);
+      }
+      precision.converged = first.converged;
+      precision.seconds = first.precision_s;
+    }
     std::vector<double> cpu_us;
     for (int r : group) cpu_us.push_back(samples[r].cpu_s * 1e6 / per_transfer);
     row.cpu_time_us = aggregate(cpu_us);
@@ -456,6 +573,7 @@ struct Runner::Impl {
     }
     times.per_iteration = summarize(per_iteration);
     if (o.per_iter_skip > 0) times.skipped_iterations = o.per_iter_skip;
+    note_warmup(row, what, per_iteration);
     row.timestamp =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     reporter.iterations(row, per_rank);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -29,6 +30,22 @@ std::optional<Dim> dim_by_name(std::string_view text) {
   return std::nullopt;
 }
 
+std::string cv_text(double cv) { return fmt::format("{:.1f}%", 100 * cv); }
+
+// Says what the dashed outline is, on charts that have one.
+void note_repeat_band(Chart& chart) {
+  for (const auto& panel : chart.panels) {
+    for (const auto& s : panel.series) {
+      for (const auto& p : s.points) {
+        if (!std::isnan(p.repeat_low)) {
+          chart.subtitle += " · dashed: range over runs";
+          return;
+        }
+      }
+    }
+  }
+}
+
 std::string point_title(const std::string& series, const Point& p, LineMetric line) {
   std::string t = fmt::format("{}\n{}: ", series, format_bytes(p.bytes));
   if (line == LineMetric::kP50 && p.has_spread) {
@@ -43,6 +60,11 @@ std::string point_title(const std::string& series, const Point& p, LineMetric li
       t += fmt::format("\nper-iteration band min–p99: {}–{} GB/s", format_sig(p.busbw_low),
                        format_sig(p.busbw_high));
     }
+  }
+  if (p.repeats > 1) {
+    t += fmt::format("\nrun-to-run ({} runs): {}–{} GB/s, CV {}", p.repeats,
+                     format_sig(p.repeat_busbw_low), format_sig(p.repeat_busbw_high),
+                     cv_text(p.repeat_cv));
   }
   if (p.samples > 1) t += fmt::format("\n{} rows merged (median)", p.samples);
   return t;
@@ -60,6 +82,11 @@ std::string latency_title(const std::string& series, const Point& p, LineMetric 
       t += fmt::format("\nper-iteration min–p99: {}–{} µs", format_sig(p.time_min),
                        format_sig(p.time_p99));
     }
+  }
+  if (p.repeats > 1) {
+    t += fmt::format("\nrun-to-run ({} runs): {}–{} µs, CV {}", p.repeats,
+                     format_sig(p.repeat_time_min), format_sig(p.repeat_time_max),
+                     cv_text(p.repeat_cv));
   }
   if (p.samples > 1) t += fmt::format("\n{} rows merged (median)", p.samples);
   return t;
@@ -240,9 +267,14 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
                   cp.low = p.busbw_low;
                   cp.high = p.busbw_high;
                 }
+                if (p.repeats > 1 && p.repeat_busbw_high > 0) {
+                  cp.repeat_low = p.repeat_busbw_low;
+                  cp.repeat_high = p.repeat_busbw_high;
+                }
                 cp.title = point_title(name, p, options.line);
                 return cp;
               });
+  note_repeat_band(chart);
   return chart;
 }
 
@@ -268,9 +300,14 @@ Chart latency_chart(const Model& model, const TestView& view, const ChartOptions
                   cp.low = p.time_min;
                   cp.high = p.time_p99;
                 }
+                if (p.repeats > 1) {
+                  cp.repeat_low = p.repeat_time_min;
+                  cp.repeat_high = p.repeat_time_max;
+                }
                 cp.title = latency_title(name, p, options.line);
                 return cp;
               });
+  note_repeat_band(chart);
   return chart;
 }
 
@@ -443,6 +480,29 @@ Table figures_table(const Model& model, const TestView& view) {
       row.insert(row.end(), {"—", "—", "—", "—"});
     }
     t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table spread_table(const Model& model, const TestView& view) {
+  Table t;
+  t.header = {"Series", "Runs", "Sizes", "Median CV", "Largest CV", "at"};
+  t.numeric = {false, true, true, true, true, true};
+  for (int index : view.series) {
+    const Series& s = model.series[index];
+    std::vector<double> cvs;
+    int runs = 0;
+    const Point* worst = nullptr;
+    for (const auto& p : s.points) {
+      if (p.repeats < 2) continue;
+      cvs.push_back(p.repeat_cv);
+      runs = std::max(runs, p.repeats);
+      if (!worst || p.repeat_cv > worst->repeat_cv) worst = &p;
+    }
+    if (!worst) continue;
+    t.rows.push_back({model.configs[s.config].name, std::to_string(runs),
+                      std::to_string(cvs.size()), cv_text(median(cvs)), cv_text(worst->repeat_cv),
+                      format_bytes(worst->bytes)});
   }
   return t;
 }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -33,6 +35,35 @@ std::set<std::string> values_of(const Model& model, Dim d) {
   return values;
 }
 
+// Two-sided 95% Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
+double t_quantile_95(int df) {
+  static constexpr double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return std::numeric_limits<double>::infinity();
+  return df <= 30 ? kT[df - 1] : 1.96;
+}
+
+}  // namespace
+
+bool beyond_repeat_spread(const Point& fast, const Point& slow) {
+  // One run per side: nothing to weigh, the within-run rule alone decides.
+  if (fast.repeats < 2 || slow.repeats < 2) return true;
+  // Welch's test on the runs' headline times: the difference of the means against its standard
+  // error, with the conservative min(n) − 1 degrees of freedom, since few runs say little about
+  // their spread.
+  auto variance_of_mean = [](const Point& p) {
+    const double sd = p.repeat_cv * p.repeat_mean_us;
+    return sd * sd / p.repeats;
+  };
+  const double se = std::sqrt(variance_of_mean(fast) + variance_of_mean(slow));
+  const int df = std::min(fast.repeats, slow.repeats) - 1;
+  return slow.repeat_mean_us - fast.repeat_mean_us > t_quantile_95(df) * se;
+}
+
+namespace {
+
 double ratio_of(const Point& base, const Point& cand) {
   if (base.busbw > 0 && cand.busbw > 0) return cand.busbw / base.busbw;
   if (base.time_us > 0 && cand.time_us > 0) return base.time_us / cand.time_us;
@@ -42,11 +73,16 @@ double ratio_of(const Point& base, const Point& cand) {
 Verdict judge(const Point& base, const Point& cand, double ratio, double threshold) {
   const bool spread = base.has_spread && cand.has_spread;
   if (ratio < 1 - threshold) {
-    // The candidate's best iteration must be slower than the baseline's typical one.
-    return !spread || cand.time_min > base.time_p50 ? Verdict::kRegression : Verdict::kNoise;
+    // The candidate's best iteration must be slower than the baseline's typical one, and its
+    // runs slower than the baseline's beyond their run-to-run spread.
+    return (!spread || cand.time_min > base.time_p50) && beyond_repeat_spread(base, cand)
+               ? Verdict::kRegression
+               : Verdict::kNoise;
   }
   if (ratio > 1 + threshold) {
-    return !spread || base.time_min > cand.time_p50 ? Verdict::kImprovement : Verdict::kNoise;
+    return (!spread || base.time_min > cand.time_p50) && beyond_repeat_spread(cand, base)
+               ? Verdict::kImprovement
+               : Verdict::kNoise;
   }
   return Verdict::kSame;
 }
@@ -65,10 +101,29 @@ Comparison compare(const Model& baseline, const Model& candidate, const CompareO
       continue;
     const auto b = values_of(baseline, d);
     const auto c = values_of(candidate, d);
-    if (b.size() == 1 && c.size() == 1 && b != c) {
+    if (d == Dim::kBuffers && b.size() == 1 && c.size() == 1 && b != c) {
+      // Warm and cold caches are different measurements, not two sides of one: the policy stays
+      // a matching dimension, so these series go unmatched, and the reader is told why.
+      out.warnings.push_back(fmt::format(
+          "the baseline ran with buffers {} and the candidate with buffers {}: their series are "
+          "not compared (--match-ignore buffers compares them anyway)",
+          *b.begin(), *c.begin()));
+      out.match_dims.push_back(d);
+    } else if (b.size() == 1 && c.size() == 1 && b != c) {
       out.side_dims.push_back(d);
     } else {
       out.match_dims.push_back(d);
+    }
+  }
+  if (std::find(options.ignore.begin(), options.ignore.end(), Dim::kBuffers) !=
+      options.ignore.end()) {
+    auto policies = values_of(baseline, Dim::kBuffers);
+    const auto more = values_of(candidate, Dim::kBuffers);
+    policies.insert(more.begin(), more.end());
+    if (policies.size() > 1) {
+      out.warnings.push_back(
+          "buffers ignored: series measured with rotating and with fixed buffers are compared, "
+          "and their differences include the cache effect of the policy");
     }
   }
   // Names use the matching dimensions that actually differ between configurations.

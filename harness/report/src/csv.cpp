@@ -115,7 +115,7 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
       "warmup,graph_launches,window,time_us,time_slowest_us,time_mean_us,time_fastest_us,"
       "iter_n,iter_min_us,iter_p50_us,iter_p99_us,iter_max_us,iter_mean_us,iter_cv,algbw_gbps,"
       "busbw_gbps,busbw_p50_gbps,busbw_at_p99_gbps,busbw_at_min_gbps,slowest_rank,"
-      "slowest_host,wrong,status,note\n");
+      "slowest_host,wrong,status,note,precision_target,ci95_low_us,ci95_high_us,converged\n");
   sink(std::string_view(header.data(), header.size()));
   const std::string no_config = ",,";
   // Formatting numbers dominates; blocks of rows are formatted on worker threads and written in
@@ -200,6 +200,15 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
       if (r.wrong) fmt::format_to(out, FMT_COMPILE("{}"), *r.wrong);
       fmt::format_to(out, FMT_COMPILE(",{},"), name(r.status));
       append_escaped(buf, r.note.view());
+      // --precision: the interval reached, empty for rows timed a fixed number of iterations.
+      if (r.precision) {
+        const RowPrecision& p = *r.precision;
+        fmt::format_to(out, FMT_COMPILE(",{}"), p.target);
+        append_cells(buf, append_number, p.low_us.value_or(kNaN), p.high_us.value_or(kNaN));
+        fmt::format_to(out, FMT_COMPILE(",{}"), p.converged);
+      } else {
+        buf.append(std::string_view(",,,,"));
+      }
       buf.push_back('\n');
     }
   };

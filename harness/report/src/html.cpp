@@ -221,6 +221,13 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
     body += fmt::format("<h3 id=\"figures-{}\">{}</h3>\n", xml_escape(view.test),
                         xml_escape(view_title(view)));
     body += scroll(html_table(figures_table(model, view), "figures"));
+    const Table spread = spread_table(model, view);
+    if (!spread.rows.empty()) {
+      body +=
+          "<p class=\"note\">Run-to-run spread: coefficient of variation of each run's headline "
+          "time across the runs, per size.</p>\n";
+      body += scroll(html_table(spread, "figures"));
+    }
   }
   body +=
       "</section>\n<section id=\"notes\">\n<h2>How to read this report</h2>\n<p class=\"note\">";
@@ -267,6 +274,10 @@ std::string comparison_html(const ResultSet& baseline_set, const Model& baseline
                           : fmt::format("; {} only tell the sides apart and are not matched",
                                         xml_escape(dims_text(c.side_dims))),
       100 * c.threshold);
+  for (const auto& warning : c.warnings) {
+    header += fmt::format("<p class=\"warning\"><strong>Warning:</strong> {}.</p>\n",
+                          xml_escape(warning));
+  }
   const std::string nav =
       "<a href=\"#verdict\">Verdict</a><a href=\"#ratios\">Ratios</a><a href=\"#curves\">Curves</a>"
       "<a href=\"#points\">Flagged points</a><a href=\"#unmatched\">Unmatched</a>"
@@ -279,9 +290,11 @@ std::string comparison_html(const ResultSet& baseline_set, const Model& baseline
       "repeats). A point is a "
       "regression when the ratio is below {:g} <em>and</em> the candidate's fastest iteration is "
       "slower than the "
-      "baseline's median iteration, so per-iteration noise is not called a regression. "
+      "baseline's median iteration, so per-iteration noise is not called a regression; when "
+      "both sides have several runs, the candidate's runs must also be slower on average beyond "
+      "their run-to-run spread (Welch's t at 95%), since launches vary more than iterations. "
       "Improvements mirror "
-      "this. Points beyond the threshold whose per-iteration spreads overlap are reported as "
+      "this. Points beyond the threshold within either spread are reported as "
       "within noise.</p>\n",
       1 - c.threshold);
   body += scroll(html_table(per_test_table(c), "per-test"));

@@ -84,6 +84,7 @@ ReadRow& ImportSink::add_row(std::uint64_t line, const RunFacts& facts) {
   row.backend = backend_;
   row.labels = labels_;
   row.mode = facts.mode;
+  row.buffers = facts.buffers;
   row.graph_launches = facts.graph_launches;
   row.nranks = facts.nranks;
   row.nodes = facts.nodes;

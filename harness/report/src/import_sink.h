@@ -35,6 +35,8 @@ struct RunFacts {
   MeasureMode mode = MeasureMode::kBatch;
   int graph_launches = 0;
   int nranks = kNotStated, nodes = kNotStated, iterations = kNotStated, warmup = kNotStated;
+  /// nccl-tests rotates its buffers as collbench's default does; OSU reuses one buffer.
+  BufferPolicy buffers = BufferPolicy::kRotate;
 
   /// nccl-tests' mode: graph with -G N > 0, blocking with -z, else batch.
   void set_mode(int graph, bool blocking) {

@@ -49,6 +49,13 @@ std::string summary_markdown(const ResultSet& set, const Model& model,
   for (const auto& view : model.views) {
     md += fmt::format("\n### {}\n\n", view_title(view));
     md += markdown_table(figures_table(model, view));
+    const Table spread = spread_table(model, view);
+    if (!spread.rows.empty()) {
+      md +=
+          "\nRun-to-run spread: coefficient of variation of each run's headline time across "
+          "the runs, per size.\n\n" +
+          markdown_table(spread);
+    }
   }
   return md;
 }
@@ -62,6 +69,7 @@ std::string comparison_markdown(const Comparison& c, const ReportOptions& option
   std::string md =
       fmt::format("# {}\n\n", options.title.empty() ? "collbench comparison" : options.title);
   md += fmt::format("**{}**\n\n", verdict_line(c));
+  for (const auto& warning : c.warnings) md += fmt::format("**Warning:** {}.\n\n", warning);
   md += fmt::format("Baseline: {}. Candidate: {}.\n", join(options.baseline),
                     join(options.candidate));
   md += fmt::format("Series matched on: {}", dims_text(c.match_dims));
@@ -71,7 +79,9 @@ std::string comparison_markdown(const Comparison& c, const ReportOptions& option
   md += fmt::format(
       ".\nRule: a point regresses when candidate/baseline busbw < {:g} (threshold {:g}%) and the "
       "candidate's "
-      "fastest iteration is slower than the baseline's median iteration.\n",
+      "fastest iteration is slower than the baseline's median iteration and, when both sides "
+      "have several runs, the candidate's runs are slower on average beyond their run-to-run "
+      "spread (Welch's t at 95%).\n",
       1 - c.threshold, 100 * c.threshold);
   for (auto [verdict, title] : {std::pair{Verdict::kRegression, "Regressions"},
                                 std::pair{Verdict::kNoise, "Beyond the threshold but within noise"},

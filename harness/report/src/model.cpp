@@ -24,6 +24,8 @@ std::string_view name(Dim dim) {
       return "ranks";
     case Dim::kMode:
       return "mode";
+    case Dim::kBuffers:
+      return "buffers";
   }
   return "?";
 }
@@ -50,6 +52,8 @@ std::string Config::value(Dim dim) const {
       return count_text(nranks);
     case Dim::kMode:
       return mode;
+    case Dim::kBuffers:
+      return buffers;
   }
   return "";
 }
@@ -191,10 +195,11 @@ SeriesFigures compute_figures(const std::vector<Point>& points) {
 namespace {
 
 // A configuration key in a form that sorts naturally (numbers as numbers).
-using ConfigKey = std::tuple<std::string, std::string, std::string, int, int, std::string>;
+using ConfigKey =
+    std::tuple<std::string, std::string, std::string, int, int, std::string, std::string>;
 
 ConfigKey key_of(const Config& c) {
-  return {c.variant, c.partition, c.backend, c.nodes, c.nranks, c.mode};
+  return {c.variant, c.partition, c.backend, c.nodes, c.nranks, c.mode, c.buffers};
 }
 
 }  // namespace
@@ -210,6 +215,9 @@ std::string describe(const Config& c, const std::vector<Dim>& varying) {
         break;
       case Dim::kRanks:
         if (!nodes) parts.push_back(ranks_text(c.nranks));
+        break;
+      case Dim::kBuffers:
+        parts.push_back("buffers " + c.buffers);
         break;
       default:
         parts.push_back(c.value(d).empty() ? "(none)" : c.value(d));
@@ -238,6 +246,39 @@ int parse_int_label(const std::string* value, int fallback) {
   char* end = nullptr;
   const long v = std::strtol(value->c_str(), &end, 10);
   return (end && *end == '\0' && v > 0 && v < (1 << 30)) ? static_cast<int>(v) : fallback;
+}
+
+// Each run's headline at this size (the median of its rows: point-to-point tests have one row per
+// pair), then the spread of those between runs.
+void merge_repeats(const std::vector<const ReadRow*>& rows, Point& p) {
+  std::map<Name, std::pair<std::vector<double>, std::vector<double>>> by_run;
+  for (const ReadRow* r : rows) {
+    auto& [times, busbws] = by_run[r->run_id];
+    times.push_back(r->time());
+    if (r->busbw_gbps) busbws.push_back(*r->busbw_gbps);
+  }
+  p.repeats = static_cast<int>(by_run.size());
+  if (p.repeats < 2) return;
+  std::vector<double> times, busbws;
+  for (auto& [run, values] : by_run) {
+    times.push_back(median(values.first));
+    if (!values.second.empty()) busbws.push_back(median(values.second));
+  }
+  double sum = 0;
+  for (double t : times) sum += t;
+  const double n = static_cast<double>(times.size());
+  p.repeat_mean_us = sum / n;
+  double squares = 0;
+  for (double t : times) squares += (t - p.repeat_mean_us) * (t - p.repeat_mean_us);
+  p.repeat_cv = p.repeat_mean_us > 0 ? std::sqrt(squares / (n - 1)) / p.repeat_mean_us : 0;
+  const auto [tmin, tmax] = std::minmax_element(times.begin(), times.end());
+  p.repeat_time_min = *tmin;
+  p.repeat_time_max = *tmax;
+  if (busbws.size() == times.size()) {
+    const auto [bmin, bmax] = std::minmax_element(busbws.begin(), busbws.end());
+    p.repeat_busbw_low = *bmin;
+    p.repeat_busbw_high = *bmax;
+  }
 }
 
 Point merge_rows(const std::vector<const ReadRow*>& rows) {
@@ -271,6 +312,7 @@ Point merge_rows(const std::vector<const ReadRow*>& rows) {
       bw_high = std::max(bw_high, k / it.min);
     }
   }
+  merge_repeats(rows, p);
   p.has_busbw = !busbw.empty();
   p.busbw = median(busbw);
   p.algbw = median(algbw);
@@ -300,6 +342,7 @@ Config config_of(const ResultSet& set, const ReadRow& r) {
   }
   c.backend = r.backend.str();
   c.mode = name(r.mode);
+  c.buffers = name(r.buffers.value_or(BufferPolicy::kRotate));
   c.nodes = parse_int_label(r.labels.find("nodes"), r.nodes);
   c.nranks = r.nranks;
   return c;
@@ -335,6 +378,7 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
     Labels labels;
     Name backend;
     MeasureMode mode;
+    BufferPolicy buffers;
     std::uint32_t file;
     int nodes, nranks;
     bool operator==(const CacheKey&) const = default;
@@ -345,7 +389,8 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
   for (std::size_t i = 0; i < set.rows.size(); ++i) {
     const ReadRow& r = set.rows[i];
     if (r.status != RowStatus::kOk) ++model.rows_failed;
-    const CacheKey ck{r.run_id, r.labels, r.backend, r.mode, r.file, r.nodes, r.nranks};
+    const BufferPolicy buffers = r.buffers.value_or(BufferPolicy::kRotate);
+    const CacheKey ck{r.run_id, r.labels, r.backend, r.mode, buffers, r.file, r.nodes, r.nranks};
     if (ck != last_key) {
       Config c = config_of(set, r);
       auto [it, inserted] =

@@ -166,6 +166,7 @@ class OsuTextImporter final : public Importer {
       c.libraries["osu"] = std::string(test_word[1].substr(1));
     }
     facts_ = RunFacts{};
+    facts_.buffers = BufferPolicy::kFixed;  // every call on the same buffers
     if (test_ && test_->kind == OsuTest::kCollective) {
       facts_.mode = MeasureMode::kBlocking;  // every call is timed alone, between barriers
     } else if (test_) {

@@ -88,6 +88,15 @@ class ValueReader<double> {
   }
 };
 
+/// true or false (a result's precision.converged).
+template <>
+class ValueReader<bool> {
+ public:
+  static ReadError read(dom::element value, bool& out) {
+    return value.get_bool().get(out) ? ReadError::kType : ReadError::kNone;
+  }
+};
+
 /// A string, interned.
 template <>
 class ValueReader<Name> {

@@ -315,18 +315,21 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
     if (judged == 0) {
       std::string dims;
       for (Dim d : comparison.match_dims) dims += (dims.empty() ? "" : ", ") + std::string(name(d));
+      std::string warnings;
+      for (const auto& w : comparison.warnings) warnings += "; " + w;
       throw_usage(
           "--baseline {} --candidate {}: nothing was compared: no test, dtype, op, placement and "
           "size has a bandwidth or time on both sides ({} matched point(s) without one, {} "
-          "series or size range(s) on one side only; configurations matched on: {}); compare "
+          "series or size range(s) on one side only; configurations matched on: {}{}); compare "
           "results of the same tests, or leave a dimension out with --match-ignore DIM",
           inputs_text(options.baseline), inputs_text(options.candidate), comparison.matched.size(),
-          comparison.unmatched.size(), dims.empty() ? std::string("none") : dims);
+          comparison.unmatched.size(), dims.empty() ? std::string("none") : dims, warnings);
     }
     const std::string dir = options.output.empty() ? "report" : options.output;
     write_comparison(base_set, base, cand_set, cand, comparison, options, dir);
     if (out && !options.quiet) {
       std::string text = fmt::format("collbench-report: {}\n", detail::verdict_line(comparison));
+      for (const auto& w : comparison.warnings) text += fmt::format("  warning: {}\n", w);
       std::size_t shown = 0;
       for (const auto& m : comparison.matched) {
         if (m.verdict != Verdict::kRegression || shown++ >= 10) continue;

@@ -260,7 +260,7 @@ std::string render_svg(const Chart& chart, bool standalone) {
         if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
         x_lo = std::min(x_lo, p.x);
         x_hi = std::max(x_hi, p.x);
-        for (double v : {p.y, p.low, p.high}) {
+        for (double v : {p.y, p.low, p.high, p.repeat_low, p.repeat_high}) {
           if (!usable(chart.y.scale, v)) continue;
           y_lo = std::min(y_lo, v);
           y_hi = std::max(y_hi, v);
@@ -470,6 +470,25 @@ std::string render_svg(const Chart& chart, bool standalone) {
         fmt::format_to(std::back_inserter(out),
                        "<path class=\"band\" d=\"{}{}Z\" fill=\"{}\" fill-opacity=\"0.16\" "
                        "stroke=\"none\"/>\n",
+                       upper, lower, style_color(s.style));
+      }
+    }
+    // The run-to-run range: a dashed outline, so it reads apart from the per-iteration band.
+    for (const auto& s : panel.series) {
+      std::string upper, lower;
+      for (const auto& p : s.points) {
+        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.repeat_low) ||
+            !usable(chart.y.scale, p.repeat_high))
+          continue;
+        upper +=
+            fmt::format("{}{:.1f},{:.1f}", upper.empty() ? "M" : "L", sx(p.x), sy(p.repeat_high));
+        lower +=
+            fmt::format("{}{:.1f},{:.1f}", lower.empty() ? "M" : "L", sx(p.x), sy(p.repeat_low));
+      }
+      if (!upper.empty()) {
+        fmt::format_to(std::back_inserter(out),
+                       "<path class=\"repeat-band\" d=\"{} {}\" fill=\"none\" stroke=\"{}\" "
+                       "stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n",
                        upper, lower, style_color(s.style));
       }
     }

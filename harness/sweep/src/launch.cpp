@@ -168,13 +168,13 @@ RunDefinition run_definition(const Campaign& campaign, const RunSpec& run, Where
 
 std::string describe_change(const RunDefinition& recorded, const RunDefinition& now) {
   std::vector<std::string> changes;
-  auto words = [](const std::vector<std::string>& v) { return "`" + shell_join(v) + "`"; };
+  auto words = [](const std::vector<std::string>& v) { return fmt::format("`{}`", shell_join(v)); };
   auto env_words = [](const std::vector<EnvEntry>& env) {
     std::vector<std::string> out;
     for (const auto& e : env)
       out.push_back(e.value ? fmt::format("{}={}", e.name, shell_quote(*e.value))
                             : "unset " + e.name);
-    return out.empty() ? std::string("(none)") : "`" + fmt::format("{}", fmt::join(out, " ")) + "`";
+    return out.empty() ? std::string("(none)") : fmt::format("`{}`", fmt::join(out, " "));
   };
   auto add = [&](std::string_view what, const std::string& was, const std::string& is) {
     if (was != is) changes.push_back(fmt::format("{} {} -> {}", what, was, is));

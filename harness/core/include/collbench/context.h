@@ -92,8 +92,11 @@ struct OptionsRecord {
   std::optional<int> graph_launches;
   std::optional<double> timeout_s;
   std::optional<PairMode> pairs;
+  std::optional<BufferPolicy> buffers;  ///< absent before schema version 3 (which rotated)
   std::optional<int> window;
   std::optional<std::uint32_t> seed;
+  std::optional<double> precision;             ///< --precision, relative (0.01: 1%)
+  std::optional<double> max_time_s;            ///< --max-time, with --precision
   std::map<std::string, OptionValue> backend;  ///< e.g. register_buffers, require_net
 
   static constexpr auto fields() {
@@ -115,8 +118,11 @@ struct OptionsRecord {
         Field{"graph_launches", &O::graph_launches, Presence::kOmittedWhenEmpty},
         Field{"timeout_s", &O::timeout_s, Presence::kOmittedWhenEmpty},
         Field{"pairs", &O::pairs, Presence::kOmittedWhenEmpty},
+        Field{"buffers", &O::buffers, Presence::kOmittedWhenEmpty},
         Field{"window", &O::window, Presence::kOmittedWhenEmpty},
         Field{"seed", &O::seed, Presence::kOmittedWhenEmpty},
+        Field{"precision", &O::precision, Presence::kOmittedWhenEmpty},
+        Field{"max_time_s", &O::max_time_s, Presence::kOmittedWhenEmpty},
         Field{"backend", &O::backend, Presence::kInline},
     };
   }

@@ -21,9 +21,11 @@ namespace collbench {
 
 /// Name and version of the results schema. The version changes whenever a field does. Version 2
 /// added the optional cycle, ops_per_iteration, misalign, cpu_time_us, timestamp and
-/// time_us.skipped_iterations; readers take every version up to this one.
+/// time_us.skipped_iterations; version 3 the result's buffers and the options' buffers
+/// (absent in older versions, whose runs all rotated), and the result's precision and the
+/// options' precision and max_time_s (--precision); readers take every version up to this one.
 inline constexpr const char* kSchemaName = "collbench-results";
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 enum class RowStatus : std::uint8_t {
   kOk,           ///< measured (and verified when checking was on)
@@ -70,12 +72,33 @@ struct NullBits<RowTimes> {
   static bool is_null(const RowTimes& t) { return NullBits<double>::is_null(t.reported); }
 };
 
+/// --precision: the 95% confidence interval of the reported time that the adaptive batches
+/// reached (batch means over the timed batches, so honest for autocorrelated times).
+struct RowPrecision {
+  double target = 0;  ///< the half-width asked for, relative to the time (0.01: 1%)
+  /// The half-width reached, relative (the worst rank's); null: too few batches for an interval.
+  Nullable<double> half_width;
+  Nullable<double> low_us;   ///< time_us.reported minus the half-width
+  Nullable<double> high_us;  ///< time_us.reported plus the half-width
+  bool converged = false;    ///< false: --max-time ran out first
+  double seconds = 0;        ///< time the timed batches took
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"target", &RowPrecision::target},
+                      Field{"half_width", &RowPrecision::half_width},
+                      Field{"low_us", &RowPrecision::low_us},
+                      Field{"high_us", &RowPrecision::high_us},
+                      Field{"converged", &RowPrecision::converged},
+                      Field{"seconds", &RowPrecision::seconds}};
+  }
+};
+
 /// Members are ordered to pack the struct (a report holds a million); JSON follows fields().
 struct ResultRow {
   Name run_id;
   Name test;
   Name backend;
-  Name note;                ///< why a row is unsupported
+  Name note;                ///< why a row is unsupported, or that its warm-up was too short
   Labels labels;            ///< added by collbench-sweep's collect (campaign, variant, nodes, ...)
   std::uint64_t bytes = 0;  ///< nccl-tests "size": max(send, recv) buffer bytes
   std::uint64_t count = 0;  ///< nccl-tests "count": elements handed to the library
@@ -103,9 +126,14 @@ struct ResultRow {
   int graph_launches = 0;
   DType dtype = DType::kFloat;
   std::optional<ReduceOp> op;  ///< reductions only
+  /// --buffers: rotating or fixed buffers (absent: a file older than the option, which rotated,
+  /// or an imported row whose tool did not say).
+  std::optional<BufferPolicy> buffers;
   Placement placement = Placement::kOutOfPlace;
   MeasureMode mode = MeasureMode::kBatch;
   RowStatus status = RowStatus::kOk;
+  /// --precision: the interval reached; `iterations` then counts every timed iteration.
+  std::optional<RowPrecision> precision;
 
   /// The headline values, 0 for rows that were not measured.
   double busbw() const { return busbw_gbps.value_or(0); }
@@ -145,8 +173,10 @@ struct ResultRow {
         Field{"cycle", &ResultRow::cycle, Presence::kOmittedWhenEmpty},
         Field{"ops_per_iteration", &ResultRow::ops_per_iteration, Presence::kOmittedWhenEmpty},
         Field{"misalign", &ResultRow::misalign, Presence::kOmittedWhenEmpty},
+        Field{"buffers", &ResultRow::buffers, Presence::kOmittedWhenEmpty},
         Field{"cpu_time_us", &ResultRow::cpu_time_us, Presence::kOmittedWhenEmpty},
         Field{"timestamp", &ResultRow::timestamp, Presence::kOmittedWhenEmpty},
+        Field{"precision", &ResultRow::precision, Presence::kOmittedWhenEmpty},
     };
   }
 };

@@ -29,4 +29,30 @@ Summary summarize(std::span<const double> samples);
 /// Nearest-rank percentile of an already sorted sample (p in (0, 100]).
 double percentile_sorted(std::span<const double> sorted, double p);
 
+/// Batches batch_means_interval splits a series into: the batch size grows with the series, so
+/// batch means of an autocorrelated series approach independence as it lengthens.
+inline constexpr std::size_t kMeanIntervalBatches = 20;
+
+/// A 95% confidence interval of the mean of a series whose samples may be autocorrelated.
+struct MeanInterval {
+  double mean = 0;
+  double half_width = 0;       ///< absolute; infinite when the series is too short
+  std::size_t batches = 0;     ///< batch means the interval rests on (0: none)
+  std::size_t batch_size = 0;  ///< samples per batch
+  /// Half-width over the mean; infinite without an interval or a positive mean.
+  double relative() const;
+};
+
+/// Non-overlapping batch means: the series (its leading samples dropped so that the rest splits
+/// evenly) is cut into `batches` consecutive batches, and the interval is Student's t on their
+/// means with batches - 1 degrees of freedom. Treating correlated samples as independent
+/// understates the spread of their mean; the means of long batches are nearly independent, so
+/// the interval stays honest. Needs two samples per batch; a shorter series gets an infinite
+/// half-width.
+MeanInterval batch_means_interval(std::span<const double> series,
+                                  std::size_t batches = kMeanIntervalBatches);
+
+/// The two-sided 95% quantile of Student's t with `df` degrees of freedom (df >= 1).
+double student_t95(std::size_t df);
+
 }  // namespace collbench

@@ -23,6 +23,12 @@ enum class PairMode {
 /// (nccl-tests -a). collbench defaults to the slowest rank; nccl-tests defaults to the mean.
 enum class RankAggregate { kRank0 = 0, kMean = 1, kFastest = 2, kSlowest = 3 };
 
+/// Which memory successive operations of one measurement use (--buffers).
+enum class BufferPolicy {
+  kRotate,  ///< each operation the next slice of a buffer sized for the largest size (nccl-tests)
+  kFixed,   ///< every operation the same slice, so caches stay warm (OSU)
+};
+
 /// Every dtype, in `-d all` order.
 std::span<const DType> all_dtypes();
 /// Every reduction operator, in `-o all` order.
@@ -34,6 +40,7 @@ std::string_view name(MemoryKind kind);
 std::string_view name(Placement placement);
 std::string_view name(PairMode mode);
 std::string_view name(RankAggregate aggregate);
+std::string_view name(BufferPolicy policy);
 
 /// Every name of an enum, indexed by value (collbench/record.h reads and writes enums by them).
 std::span<const std::string_view> enum_names(DType);
@@ -42,6 +49,7 @@ std::span<const std::string_view> enum_names(MemoryKind);
 std::span<const std::string_view> enum_names(Placement);
 std::span<const std::string_view> enum_names(PairMode);
 std::span<const std::string_view> enum_names(RankAggregate);
+std::span<const std::string_view> enum_names(BufferPolicy);
 
 /// Parses a dtype name; accepts nccl-tests' aliases (e.g. "fp32", "float32", "bf16").
 std::optional<DType> parse_dtype(std::string_view text);

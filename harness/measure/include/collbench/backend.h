@@ -74,6 +74,8 @@ struct BackendDescriptor {
   std::string_view summary;               ///< one line for --help
   MemoryKind memory = MemoryKind::kHost;  ///< kDevice: one GPU per rank
   bool graphs = false;                    ///< -G: its operations can be captured as a CUDA graph
+  /// The buffer policy when --buffers is not given.
+  BufferPolicy buffers = BufferPolicy::kRotate;
   std::vector<BackendOption> options;
 
   const BackendOption* option(std::string_view key) const;

@@ -47,15 +47,19 @@ struct Options {
   /// without barriers; 3 completes and barriers after each iteration of -m operations.
   int blocking = 0;
   RankAggregate aggregate = RankAggregate::kSlowest;
-  int graph_launches = 0;       ///< -G: capture the iterations once, replay N times
-  int agg_iters = 1;            ///< -m: operations aggregated in one group per iteration
-  int run_cycles = 1;           ///< -N: repetitions of the whole sweep (0: until interrupted)
-  int misalign = 0;             ///< -u: elements the buffers are offset by
-  int per_iter_skip = 0;        ///< -K: leading iterations left out of the per-iteration statistics
-  bool report_cputime = false;  ///< -C: the time columns show the host time to issue
-  bool report_timestamps = false;           ///< -S: table lines end with their time
-  bool memory_report = false;               ///< -M: the footer reports the memory used
-  std::optional<double> min_busbw;          ///< --min-busbw: exit 1 below this average busbw
+  int graph_launches = 0;  ///< -G: capture the iterations once, replay N times
+  int agg_iters = 1;       ///< -m: operations aggregated in one group per iteration
+  int run_cycles = 1;      ///< -N: repetitions of the whole sweep (0: until interrupted)
+  int misalign = 0;        ///< -u: elements the buffers are offset by
+  int per_iter_skip = 0;   ///< -K: leading iterations left out of the per-iteration statistics
+  /// --precision: time each size until the 95% confidence interval of its time is within this
+  /// fraction of it (0.01 for 1%); unset: -n iterations.
+  std::optional<double> precision;
+  double max_time_s = 10;           ///< --max-time: with --precision, the seconds a size may take
+  bool report_cputime = false;      ///< -C: the time columns show the host time to issue
+  bool report_timestamps = false;   ///< -S: table lines end with their time
+  bool memory_report = false;       ///< -M: the footer reports the memory used
+  std::optional<double> min_busbw;  ///< --min-busbw: exit 1 below this average busbw
   std::optional<double> nccl_tests_min_bw;  ///< NCCL_TESTS_MIN_BW: below 90% of it, exit 1
   std::string nccl_tests_json;              ///< -J: nccl-tests' JSON output
   std::string backend;  ///< a catalog name; empty: the default for this build and machine
@@ -65,6 +69,8 @@ struct Options {
   std::string jsonl;       ///< results file (appended)
   double timeout_s = 300;  ///< 0 disables the watchdog
   PairMode pairs = PairMode::kFirst;
+  /// --buffers; unset until the backend is chosen, then its default (BackendDescriptor::buffers).
+  std::optional<BufferPolicy> buffers;
   int window = 64;  ///< messages in flight per bw/bibw iteration
   std::uint32_t seed = 1;
   bool quiet = false;             ///< no table on stdout (JSONL only)

@@ -33,7 +33,8 @@ struct IterationPlan {
   const char* send = nullptr;  ///< input of iteration 0
   char* recv = nullptr;        ///< output of iteration 0
   /// Byte shift between consecutive iterations' buffers and how many distinct positions fit,
-  /// so successive iterations touch different memory as nccl-tests does (no warm caches).
+  /// so successive iterations touch different memory as nccl-tests does (no warm caches);
+  /// --buffers fixed has one position.
   std::size_t shift_bytes = 0;
   std::size_t shift_steps = 1;
 };

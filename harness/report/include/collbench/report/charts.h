@@ -68,6 +68,11 @@ struct Table {
 /// and at the largest size, latency at 8 B, n½ and the α–β fit.
 Table figures_table(const Model& model, const TestView& view);
 
+/// Run-to-run spread of one test view: per series measured in two runs or more, the coefficient
+/// of variation of each run's headline time across the runs, its median over the sizes and the
+/// largest (and where). No rows when no series has repeats.
+Table spread_table(const Model& model, const TestView& view);
+
 /// "all_reduce · float · sum · out-of-place".
 std::string view_title(const TestView& view);
 

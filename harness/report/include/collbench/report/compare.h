@@ -18,11 +18,16 @@ struct CompareOptions {
 
 enum class Verdict {
   kSame,         ///< within the threshold
-  kNoise,        ///< beyond the threshold but within the measured per-iteration spread
+  kNoise,        ///< beyond the threshold but within the per-iteration or run-to-run spread
   kRegression,   ///< slower beyond the threshold and beyond the noise
   kImprovement,  ///< faster beyond the threshold and beyond the noise
 };
 std::string_view name(Verdict verdict);
+
+/// Whether `slow` is slower than `fast` beyond their run-to-run spread: true when either side
+/// has a single run (there is no spread to weigh), else when the difference of the runs' mean
+/// headline times exceeds Welch's 95% bound (with min(n) − 1 degrees of freedom).
+bool beyond_repeat_spread(const Point& fast, const Point& slow);
 
 struct MatchedPoint {
   std::string config;  ///< the configuration's name (matching dimensions only)
@@ -45,6 +50,9 @@ struct Comparison {
   double threshold = 0.05;
   std::vector<Dim> match_dims;  ///< the dimensions series were matched on
   std::vector<Dim> side_dims;   ///< dimensions ignored because they only tell the sides apart
+  /// What the reader must know about how the sides were matched (different buffer policies),
+  /// one sentence each.
+  std::vector<std::string> warnings;
   std::vector<MatchedPoint> matched;
   std::vector<Unmatched> unmatched;
   int regressions = 0, improvements = 0, noise = 0;

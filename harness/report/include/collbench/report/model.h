@@ -23,9 +23,9 @@ inline constexpr std::string_view kKnownTests[] = {
 std::optional<std::size_t> known_test(std::string_view test);
 
 /// The dimensions a configuration is identified by, in display order.
-enum class Dim { kVariant, kPartition, kBackend, kNodes, kRanks, kMode };
-inline constexpr Dim kAllDims[] = {Dim::kVariant, Dim::kPartition, Dim::kBackend,
-                                   Dim::kNodes,   Dim::kRanks,     Dim::kMode};
+enum class Dim { kVariant, kPartition, kBackend, kNodes, kRanks, kMode, kBuffers };
+inline constexpr Dim kAllDims[] = {Dim::kVariant, Dim::kPartition, Dim::kBackend, Dim::kNodes,
+                                   Dim::kRanks,   Dim::kMode,      Dim::kBuffers};
 std::string_view name(Dim dim);
 
 /// A count of a row or configuration as shown: the number, or "?" when an imported source does
@@ -47,6 +47,9 @@ struct Config {
   int nranks = 0;             ///< kNotStated when the (imported) rows do not state it
   std::vector<Name> run_ids;  ///< the runs (repeats) it was measured in, in input order
   std::string name;           ///< display name: the dimensions that differ between configurations
+  /// rotate or fixed (--buffers): cold and warm caches are different measurements. Rows that do
+  /// not say are rotate: collbench rotated before the option existed.
+  std::string buffers;
 
   std::string value(Dim dim) const;
 };
@@ -69,6 +72,14 @@ struct Point {
   /// The same spread as bus bandwidth, converted with each row's bytes/factor ratio
   /// (busbw_at(t) = busbw × reported / t): p50, at p99 time (low) and at min time (high).
   double busbw_p50 = 0, busbw_low = 0, busbw_high = 0;
+  /// Run-to-run spread: each run's headline time is the median of its rows at this size; with
+  /// two runs or more, `repeat_cv` is the sample standard deviation of those times over their
+  /// mean, and the ranges are their extremes (busbw likewise, from each run's median busbw).
+  /// The comparison weighs it: launches differ more than iterations of one launch do.
+  int repeats = 0;  ///< runs merged
+  double repeat_mean_us = 0, repeat_cv = 0;
+  double repeat_time_min = 0, repeat_time_max = 0;
+  double repeat_busbw_low = 0, repeat_busbw_high = 0;
   std::vector<std::uint32_t> rows;  ///< indices into ResultSet::rows
 };
 

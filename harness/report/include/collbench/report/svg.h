@@ -28,7 +28,10 @@ struct ChartPoint {
   double x = 0, y = 0;
   double low = std::numeric_limits<double>::quiet_NaN();   ///< band bottom (NaN: no band)
   double high = std::numeric_limits<double>::quiet_NaN();  ///< band top
-  std::string title;                                       ///< hover text
+  /// Run-to-run range (the extremes over repeats), drawn as a dashed outline; NaN: none.
+  double repeat_low = std::numeric_limits<double>::quiet_NaN();
+  double repeat_high = std::numeric_limits<double>::quiet_NaN();
+  std::string title;     ///< hover text
   bool flagged = false;  ///< drawn with a ring (e.g. a regression)
 };
 

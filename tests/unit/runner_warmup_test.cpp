@@ -1,0 +1,88 @@
+// The warm-up check end to end: a backend whose operations keep getting faster well past the
+// warm-up gets a note on the console and in its row, saying how many warm-up iterations it needed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "collbench/preflight.h"
+#include "collbench/runner.h"
+#include "collectives/collectives.h"
+#include "thread_world.h"
+
+namespace collbench {
+namespace {
+
+class NotesReporter : public Reporter {
+ public:
+  void context(const RunContext&) override {}
+  void row(const ResultRow& row) override { rows.push_back(row); }
+  void note(std::string_view text) override { notes.emplace_back(text); }
+  std::vector<ResultRow> rows;
+  std::vector<std::string> notes;
+};
+
+// Slow at first: the k-th operation sleeps (kSlowCalls − k) × 40 µs, then none.
+constexpr int kSlowCalls = 60;
+
+class SlowStartBackend : public Backend {
+ public:
+  explicit SlowStartBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  const BackendInfo& info() const override { return inner_->info(); }
+  Device& device() override { return inner_->device(); }
+  std::optional<std::string> unsupported(Primitive p, DType t, ReduceOp op) const override {
+    return inner_->unsupported(p, t, op);
+  }
+  void submit(const CollArgs& args) override {
+    if (calls_ < kSlowCalls)
+      std::this_thread::sleep_for(std::chrono::microseconds(40 * (kSlowCalls - calls_)));
+    ++calls_;
+    inner_->submit(args);
+  }
+  void group_begin() override { inner_->group_begin(); }
+  void group_end() override { inner_->group_end(); }
+  void synchronize() override { inner_->synchronize(); }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  int calls_ = 0;
+};
+
+TEST(RunnerWarmup, OperationsStillGettingFasterAreNotedWithTheWarmupTheyNeeded) {
+  Options o;
+  o.tests = {"all_reduce"};
+  o.min_bytes = o.max_bytes = 8;
+  o.iters = 40;
+  o.warmup = 1;
+  o.check = 0;
+  o.timeout_s = 0;
+  const std::vector<const CollectiveSpec*> specs{find_spec(all_specs(), "all_reduce")};
+  testing::ThreadWorld world(2);
+  NotesReporter collected;
+  world.run([&](int rank) {
+    auto bootstrap = world.make_bootstrap(rank);
+    SlowStartBackend backend(world.make_backend(rank));
+    NotesReporter ignored;
+    Reporter& reporter = rank == 0 ? static_cast<Reporter&>(collected) : ignored;
+    preflight(o, *bootstrap, backend, specs);
+    Runner runner(o, *bootstrap, backend, reporter, nullptr, "0123456789abcdef");
+    runner.run(specs);
+  });
+  // Out-of-place first (the slow start), then in-place.
+  ASSERT_EQ(collected.rows.size(), 2u);
+  const std::string note = collected.rows[0].note.str();
+  EXPECT_NE(note.find("warm-up too short"), std::string::npos) << note;
+  bool on_console = false;
+  for (const auto& n : collected.notes) on_console |= n.find("warm-up too short") != n.npos;
+  EXPECT_TRUE(on_console);
+  // The operations settle after about 60 calls: the warm-up, the 40 of the headline batch, and
+  // some 19 of the sampled pass. A broad range: the clock is real.
+  const auto at = note.find("(-w ");
+  ASSERT_NE(at, std::string::npos) << note;
+  const int needed = std::stoi(note.substr(at + 4));
+  EXPECT_GE(needed, 45) << note;
+  EXPECT_LE(needed, 75) << note;
+}
+
+}  // namespace
+}  // namespace collbench
