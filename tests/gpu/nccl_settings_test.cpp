@@ -42,7 +42,7 @@ TEST(Settings, AwsPluginSetsNcclVariables) {
 
 TEST(Settings, DifferencesFromTheLaunchEnvironment) {
   const EffectiveSettings s = fixture("efa_ofi_plugin_settings_p4de.log");
-  EXPECT_EQ(settings_differences(s, {}),
+  EXPECT_EQ(setting_differences(s.settings(), {}),
             (std::vector<std::string>{
                 "FI_EFA_FORK_SAFE: plugin set 1; launch environment had it unset",
                 "NCCL_BUFFSIZE: plugin set 8388608; launch environment had it unset",
@@ -50,10 +50,10 @@ TEST(Settings, DifferencesFromTheLaunchEnvironment) {
                 "NCCL_PROTO: plugin set simple; launch environment had it unset (aws-ofi-nccl: "
                 "byte delivery ordering not supported)"}));
   // Integers compare by value, as NCCL reads them; equal values are no difference.
-  const auto diffs = settings_differences(s, {{"NCCL_BUFFSIZE", "0x800000"},
-                                              {"FI_EFA_FORK_SAFE", "1"},
-                                              {"NCCL_P2P_NET_CHUNKSIZE", "524288"},
-                                              {"NCCL_PROTO", "LL128"}});
+  const auto diffs = setting_differences(s.settings(), {{"NCCL_BUFFSIZE", "0x800000"},
+                                                        {"FI_EFA_FORK_SAFE", "1"},
+                                                        {"NCCL_P2P_NET_CHUNKSIZE", "524288"},
+                                                        {"NCCL_PROTO", "LL128"}});
   ASSERT_EQ(diffs.size(), 1u);
   EXPECT_EQ(diffs[0].substr(0, 55), "NCCL_PROTO: plugin set simple; launch environment had L");
 }
@@ -80,11 +80,11 @@ TEST(Settings, OlderPluginAndNcclLines) {
   EXPECT_EQ(at("config.Blocking").value, "0");
   EXPECT_EQ(at("config.Blocking").source, SettingSource::kConfig);
   // Only environment variables can differ from the launch environment.
-  const auto diffs =
-      settings_differences(s, {{"NCCL_TUNER_PLUGIN", "/opt/aws-ofi-nccl/lib/libnccl-ofi-tuner.so"},
-                               {"NCCL_IB_GID_INDEX", "3"},
-                               {"NCCL_IB_HCA", "mlx5_0,mlx5_1,mlx5_4,mlx5_5"},
-                               {"NCCL_NVLS_ENABLE", "1"}});
+  const auto diffs = setting_differences(
+      s.settings(), {{"NCCL_TUNER_PLUGIN", "/opt/aws-ofi-nccl/lib/libnccl-ofi-tuner.so"},
+                     {"NCCL_IB_GID_INDEX", "3"},
+                     {"NCCL_IB_HCA", "mlx5_0,mlx5_1,mlx5_4,mlx5_5"},
+                     {"NCCL_NVLS_ENABLE", "1"}});
   ASSERT_EQ(diffs.size(), 2u);
   EXPECT_EQ(diffs[0].substr(0, 30), "NCCL_TOPO_FILE: plugin set /us");
   EXPECT_EQ(diffs[1], "NCCL_PROTO: plugin set simple; launch environment had it unset");
@@ -94,7 +94,7 @@ TEST(Settings, ValuesFromOutsideTheLaunchEnvironment) {
   EffectiveSettings s;
   s.add_line("h:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to enp25s0np0");
   s.add_line("h:1:1 [0] NCCL INFO NCCL_DEBUG_FILE set by environment to /tmp/x");
-  EXPECT_EQ(settings_differences(s, {}),
+  EXPECT_EQ(setting_differences(s.settings(), {}),
             (std::vector<std::string>{"NCCL_SOCKET_IFNAME: NCCL read enp25s0np0 from its "
                                       "environment; launch environment had it unset"}));
 }
@@ -110,7 +110,7 @@ TEST(Settings, PluginKeepsALaunchValue) {
   EXPECT_EQ(proto->source, SettingSource::kEnvironment);
   EXPECT_EQ(proto->value, "LL128");
   EXPECT_NE(proto->note.find("would have set it"), std::string::npos);
-  EXPECT_TRUE(settings_differences(s, {{"NCCL_PROTO", "LL128"}}).empty());
+  EXPECT_TRUE(setting_differences(s.settings(), {{"NCCL_PROTO", "LL128"}}).empty());
 }
 
 TEST(Settings, PluginParametersAndConfigOverrides) {

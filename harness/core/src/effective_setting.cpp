@@ -11,10 +11,7 @@ namespace {
 constexpr std::array<std::string_view, 4> kSourceNames = {"environment", "plugin", "nccl",
                                                           "config"};
 
-}  // namespace
-
-std::span<const std::string_view> enum_names(SettingSource) { return kSourceNames; }
-
+/// Equal as a library reads them: integers by value ("0x800000" is 8388608), others as text.
 bool same_setting_value(const std::string& a, const std::string& b) {
   if (a == b) return true;
   char* end_a = nullptr;
@@ -23,6 +20,10 @@ bool same_setting_value(const std::string& a, const std::string& b) {
   const long long vb = std::strtoll(b.c_str(), &end_b, 0);
   return !a.empty() && !b.empty() && *end_a == '\0' && *end_b == '\0' && va == vb;
 }
+
+}  // namespace
+
+std::span<const std::string_view> enum_names(SettingSource) { return kSourceNames; }
 
 std::vector<std::string> setting_differences(std::span<const EffectiveSetting> settings,
                                              const std::map<std::string, std::string>& launch) {

@@ -30,12 +30,13 @@ std::string summary_markdown(const ResultSet& set, const Model& model,
     md += "\nSee index.html for the file and line of each.\n";
   }
 
-  md += "\n## Configurations\n\n" + markdown_table(fingerprint_table(fingerprints(set, model)));
+  const auto prints = fingerprints(set, model);
+  md += "\n## Configurations\n\n" + markdown_table(fingerprint_table(prints));
   const auto env = env_differences(set, model);
   if (!env.empty())
     md +=
         "\n### Environment differences between configurations\n\n" + markdown_table(env_table(env));
-  const Table settings = changed_settings_table(fingerprints(set, model));
+  const Table settings = changed_settings_table(prints);
   if (!settings.rows.empty()) {
     md += "\n### Settings the library ran with, not launched with\n\n" + markdown_table(settings);
   }

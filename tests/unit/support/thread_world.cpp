@@ -235,8 +235,10 @@ class ThreadBackend final : public Backend {
                     world_.exchange(rank_, bytes_of(a.send, a.count * static_cast<std::size_t>(n))),
                     a.count * static_cast<std::size_t>(rank_), a.count);
         break;
-      case Primitive::kAllGather: {
+      case Primitive::kAllGather:
+      case Primitive::kGather: {
         const auto inputs = world_.exchange(rank_, bytes_of(a.send, a.count));
+        if (a.primitive == Primitive::kGather && rank_ != a.root) break;  // only the root receives
         for (int r = 0; r < n; ++r) {
           std::memcpy(static_cast<char*>(a.recv) + static_cast<std::size_t>(r) * a.count * es,
                       inputs[static_cast<std::size_t>(r)].data(), a.count * es);
@@ -257,15 +259,6 @@ class ThreadBackend final : public Backend {
                       inputs[static_cast<std::size_t>(p)].data() +
                           static_cast<std::size_t>(rank_) * a.count * es,
                       a.count * es);
-        }
-        break;
-      }
-      case Primitive::kGather: {
-        const auto inputs = world_.exchange(rank_, bytes_of(a.send, a.count));
-        if (rank_ != a.root) break;
-        for (int r = 0; r < n; ++r) {
-          std::memcpy(static_cast<char*>(a.recv) + static_cast<std::size_t>(r) * a.count * es,
-                      inputs[static_cast<std::size_t>(r)].data(), a.count * es);
         }
         break;
       }

@@ -176,9 +176,4 @@ EffectiveSettings parse_settings(std::string_view text) {
   return settings;
 }
 
-std::vector<std::string> settings_differences(const EffectiveSettings& settings,
-                                              const std::map<std::string, std::string>& launch) {
-  return setting_differences(settings.settings(), launch);
-}
-
 }  // namespace collbench::nccl

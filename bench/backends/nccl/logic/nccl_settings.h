@@ -57,12 +57,4 @@ class EffectiveSettings {
 /// Parses a whole log (one line per '\n').
 EffectiveSettings parse_settings(std::string_view text);
 
-/// The settings that differ from the launch environment (`launch`: variable -> value as the
-/// job started, e.g. the run context's recorded environment), one sentence each, in log order:
-/// "NCCL_PROTO: plugin set simple; launch environment had it unset", "NCCL_BUFFSIZE: plugin set
-/// 8388608; launch environment had 4194304". Only environment variables count (config and NCCL's
-/// own choices are not in an environment).
-std::vector<std::string> settings_differences(const EffectiveSettings& settings,
-                                              const std::map<std::string, std::string>& launch);
-
 }  // namespace collbench::nccl

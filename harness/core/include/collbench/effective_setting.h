@@ -43,9 +43,6 @@ struct EffectiveSetting {
   friend bool operator==(const EffectiveSetting&, const EffectiveSetting&) = default;
 };
 
-/// Equal as a library reads them: integers by value ("0x800000" is 8388608), others as text.
-bool same_setting_value(const std::string& a, const std::string& b);
-
 /// The environment settings that differ from the launch environment (`launch`: variable ->
 /// value as the job started, the run context's recorded environment), one sentence each, in the
 /// order given: "NCCL_PROTO: plugin set simple; launch environment had it unset",
