@@ -25,7 +25,22 @@ const BackendDescriptor& mpi_backend_descriptor() {
       // shift every existing baseline without its numbers saying why. OSU's warm-cache numbers
       // (and what an application that reuses its buffers sees) are --buffers fixed.
       .buffers = BufferPolicy::kRotate,
-      .options = {},
+      .options =
+          {
+              // Two MPI calls mean the same reduce-scatter, and Open MPI 4.1 runs them with
+              // different algorithms: _block is 5-7x slower from 1 MiB on shared memory
+              // (docs/parity.md). block is the one NCCL's ncclReduceScatter corresponds to;
+              // counts is the call OSU's osu_reduce_scatter times.
+              {"--reduce-scatter",
+               backend_option::kReduceScatterCall,
+               "the MPI call reduce_scatter times: block (MPI_Reduce_scatter_block, the default) "
+               "or counts (MPI_Reduce_scatter with equal counts, as OSU)",
+               Kind::kText,
+               0,
+               0,
+               std::string("block"),
+               {"block", "counts"}},
+          },
   };
   return d;
 }

@@ -17,6 +17,7 @@ inline constexpr std::string_view kDevice = "device";
 inline constexpr std::string_view kRequireNet = "require_net";
 inline constexpr std::string_view kStreamNull = "stream_null";
 inline constexpr std::string_view kCtaPolicy = "cta_policy";
+inline constexpr std::string_view kReduceScatterCall = "reduce_scatter_call";
 }  // namespace backend_option
 
 const BackendDescriptor& mpi_backend_descriptor();

@@ -17,6 +17,7 @@
 #include "collbench/preflight.h"
 #include "collbench/reporter.h"
 #include "collbench/runner.h"
+#include "collbench/split_run.h"
 #include "collbench/watchdog.h"
 #include "collectives/collectives.h"
 
@@ -150,9 +151,21 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
 
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
-  Runner runner(options, bootstrap, *backend, reporters, &watchdog, run_id);
-  runner.stop_on(stop_requested);
-  const RunTotals totals = runner.run(tests);
+  RunTotals totals;
+  if (options.split) {
+    // Every group starts a backend of its own on its group's bootstrap (for NCCL a
+    // communicator of the group's ranks); the whole job's backend stays up for the context.
+    const SplitRun split{
+        options,   *options.split,
+        bootstrap, [&](Bootstrap& group) { return make_backend(chosen, options, args, group); },
+        reporters, &watchdog,
+        run_id,    &stop_requested};
+    totals = run_split(split, tests);
+  } else {
+    Runner runner(options, bootstrap, *backend, reporters, &watchdog, run_id);
+    runner.stop_on(stop_requested);
+    totals = runner.run(tests);
+  }
 
   watchdog.arm(fmt::format("teardown of the {} backend", chosen.name), 1);
   started = nullptr;

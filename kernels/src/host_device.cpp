@@ -74,6 +74,15 @@ class HostDevice final : public Device {
     constexpr std::size_t kAlign = 4096;  // page-aligned, as registration-capable fabrics prefer
     void* p = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
     if (!p) throw_runtime("cannot allocate {} bytes of host memory", bytes);
+    // Touched now, by this rank: a large allocation is fresh mmap'd memory, and until written
+    // every page of it reads as the kernel's one shared zero page. A send buffer that is never
+    // written (verification off) would then be read from the caches, whatever its size, and
+    // large messages would look faster than they are (OSU fills its buffers; a GPU's memory
+    // is always backed). Touching also places the pages on this rank's NUMA node.
+    // (Volatile stores, one per page: a memset after the allocation may be folded into it.)
+    for (std::size_t offset = 0; offset < bytes; offset += kAlign) {
+      static_cast<volatile char*>(p)[offset] = 0;
+    }
     return p;
   }
   void release(void* pointer) noexcept override { std::free(pointer); }

@@ -1,4 +1,4 @@
-"""A real four-host Slurm cluster built from network namespaces, for the slurm and cluster tests.
+"""A real Slurm cluster of four (or `hosts`) hosts built from network namespaces, for the slurm and cluster tests.
 
 Each host is a network namespace joined by a veth pair to a bridge that lives in its own
 namespace; nothing is configured in the root namespace. Commands run "on" a host through
@@ -303,6 +303,21 @@ InactiveLimit=0
         for ns, dev in [(self.ns(host), "eth0"), (f"{self.prefix}br", f"p{host}")]:
             _run(["nsenter", f"--net=/run/netns/{ns}", "tc", "qdisc", "add", "dev", dev, "root", "tbf",
                   "rate", rate, "burst", "64kb", "latency", "50ms"])
+
+    def shape_link(self, a, b, rate="100mbit"):
+        """Limits only the traffic between hosts a and b, both directions, to `rate`: on each
+        one's eth0 an htb qdisc whose one class (at `rate`) only a u32 filter on the other
+        host's address feeds. htb sends unclassified packets on directly (default 0), so every
+        other flow keeps the full link. (htb and tbf are the shapers every test kernel has;
+        prio, for one, may be missing.)"""
+        for here, there in ((a, b), (b, a)):
+            tc = ["nsenter", f"--net=/run/netns/{self.ns(here)}", "tc"]
+            _run(tc + ["qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb"])
+            _run(tc + ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:4", "htb",
+                       "rate", rate, "ceil", rate, "burst", "64kb", "quantum", "1514"])
+            _run(tc + ["filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio",
+                       "1", "u32", "match", "ip", "dst", f"{self.SUBNET}.{there}/32", "flowid",
+                       "1:4"])
 
     # --- helpers -----------------------------------------------------------------------------
     def logs(self):

@@ -160,6 +160,24 @@ class Modes(Workdir):
                          {"in-place", "out-of-place"})
         self.assertTrue(all(r["root"] == 3 and r["wrong"] == 0 for r in rows))
 
+    def test_reduce_scatter_through_either_mpi_call(self):
+        # The same operation through MPI_Reduce_scatter_block and MPI_Reduce_scatter: both verify,
+        # in place and out of place, on a rank count that does not divide a power of two, and the
+        # context says which call was timed.
+        for call in ("block", "counts"):
+            with self.subTest(call=call):
+                open(self.jsonl, "w").close()
+                p = mpirun(3, ["reduce_scatter", "-b", "96", "-e", "96K", "-f", "32", "-d", "float,int32",
+                               "-o", "sum,max,avg", "-c", "2", "--reduce-scatter", call, "--backend", "mpi",
+                               "--jsonl", self.jsonl])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                records = read_jsonl(self.jsonl)
+                self.assertEqual(records[0]["options"]["reduce_scatter_call"], call)
+                rows = records[1:]
+                self.assertEqual({r["placement"] for r in rows}, {"in-place", "out-of-place"})
+                self.assertEqual(len(rows), 3 * 2 * 3 * 2)  # sizes x dtypes x ops x placements
+                self.assertTrue(all(r["wrong"] == 0 and r["status"] == "ok" for r in rows), rows)
+
 
 class NcclTestsFlags(Workdir):
     """nccl-tests' flags with nccl-tests' meaning, on the MPI backend."""
@@ -281,6 +299,7 @@ class BadInput(Workdir):
             (2, ["-G", "5"], ["-G 5", "--backend nccl"]),
             (2, ["--require-net", "IB"], ["--require-net IB", "--backend nccl or ofi"]),
             (2, ["-z", "4"], ["-z 4", "0, 1, 2 or 3"]),
+            (2, ["--reduce-scatter", "ring"], ["--reduce-scatter ring", "block or counts"]),
             (2, ["-n", "5", "-K", "5"], ["-K 5", "-n 5"]),
             (2, ["-g", "8"], ["-g 8", "one GPU per process"]),
             (2, ["-t", "2"], ["-t 2", "one thread per process"]),

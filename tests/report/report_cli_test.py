@@ -283,6 +283,96 @@ class Cli(unittest.TestCase):
         self.assertTrue(stdout.startswith("collbench-report "))
 
 
+def pair_rows(hosts, bad_host=None, bad_link=None):
+    """collbench --split pairs rows: a round-robin tournament of `hosts` nodes (one rank each),
+    all_reduce at 1, 16 and 256 MiB; pairs with the bad host or on the bad link at half speed."""
+    names = ["node-%02d" % i for i in range(hosts)]
+    order = list(range(hosts + hosts % 2))
+    lines = []
+    for rnd in range(len(order) - 1):
+        for index in range(len(order) // 2):
+            a, b = sorted((order[index], order[-1 - index]))
+            if b >= hosts:
+                continue
+            slow = bad_host in (a, b) or bad_link == (a, b)
+            for size in (1 << 20, 16 << 20, 256 << 20):
+                busbw = 40.0 * (0.5 if slow else 1.0)
+                time_us = size / (busbw * 1e3)
+                lines.append(json.dumps({
+                    "schema": {"name": "collbench-results", "version": 3}, "record": "result",
+                    "run_id": "00000000000000d1", "test": "all_reduce", "backend": "nccl",
+                    "dtype": "float", "op": "sum", "root": None, "bytes": size,
+                    "count": size // 4, "nranks": hosts, "nodes": hosts,
+                    "placement": "out-of-place", "mode": "batch", "iterations": 20,
+                    "warmup": 5, "graph_launches": 0, "window": None, "pair": None,
+                    "time_us": {"reported": time_us, "slowest": time_us, "mean": time_us,
+                                "fastest": time_us,
+                                "per_iteration": {"n": 20, "min": time_us, "p50": time_us,
+                                                  "p99": time_us, "max": time_us,
+                                                  "mean": time_us, "cv": 0.0}},
+                    "algbw_gbps": busbw, "busbw_gbps": busbw, "slowest_rank": a,
+                    "slowest_host": names[a], "wrong": 0, "status": "ok",
+                    "group": {"mode": "pairs", "index": index, "round": rnd,
+                              "hosts": [names[a], names[b]], "ranks": [a, b]}}))
+        order = [order[0], order[-1]] + order[1:-1]
+    return "\n".join(lines) + "\n"
+
+
+class Suspects(unittest.TestCase):
+    def suspects(self, text, *extra):
+        base = scratch("suspects")
+        with open(os.path.join(base, "pairs.jsonl"), "w") as f:
+            f.write(text)
+        p = subprocess.run([os.path.abspath(BIN), "pairs.jsonl", "--suspects", *extra],
+                           capture_output=True, text=True, timeout=60, cwd=base)
+        return p.returncode, p.stdout, p.stderr, base
+
+    def test_hosts_then_link_comments(self):
+        code, stdout, stderr, base = self.suspects(pair_rows(6, bad_host=5, bad_link=(0, 1)))
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(stdout,
+                         "node-05\n# slow link: node-00 <-> node-01: 50% of the median pair\n")
+        self.assertIn("slow host node-05: pair evidence", stderr)
+        # No report without -o.
+        self.assertEqual(sorted(os.listdir(base)), ["pairs.jsonl"])
+
+    def test_one_bad_host_alone(self):
+        for hosts in (4, 5, 6):
+            code, stdout, stderr, _ = self.suspects(pair_rows(hosts, bad_host=2))
+            self.assertEqual((code, stdout), (0, "node-02\n"), (hosts, stderr))
+
+    def test_nothing_when_clean(self):
+        code, stdout, stderr, _ = self.suspects(pair_rows(6))
+        self.assertEqual((code, stdout), (0, ""), stderr)
+        code, stdout, stderr, _ = self.suspects(pair_rows(6, bad_host=1), "-q")
+        self.assertEqual((code, stdout), (0, "node-01\n"), stderr)
+        self.assertNotIn("slow host", stderr)
+
+    def test_with_output_the_report_has_the_section(self):
+        code, stdout, stderr, base = self.suspects(pair_rows(4, bad_host=0), "-o", "out")
+        self.assertEqual((code, stdout), (0, "node-00\n"), stderr)
+        with open(os.path.join(base, "out", "index.html")) as f:
+            html = f.read()
+        self.assertIn('<section id="suspects">', html)
+        self.assertIn('id="fig-suspects-heatmap"', html)
+
+    def test_usage_errors_exit_2_with_one_line(self):
+        for extra in (("--format", "gbench"), ("-o", "-")):
+            code, stdout, stderr, _ = self.suspects(pair_rows(4), *extra)
+            self.assertEqual(code, 2, extra)
+            self.assertEqual(stdout, "")
+            self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+        code, _, stderr = run("--suspects", "--baseline", FIXTURES, "--candidate", FIXTURES)
+        self.assertEqual(code, 2)
+        self.assertIn("--suspects", stderr)
+
+    def test_help_documents_the_output(self):
+        code, stdout, _ = run("--help")
+        self.assertEqual(code, 0)
+        self.assertIn("--suspects", stdout)
+        self.assertIn("# slow link:", stdout)
+
+
 if __name__ == "__main__":
     os.makedirs(SCRATCH, exist_ok=True)
     unittest.main(argv=[sys.argv[0], "-v"])

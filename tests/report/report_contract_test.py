@@ -271,7 +271,7 @@ class Contract(unittest.TestCase):
                 ["--y-scale", "log"], ["--line", "headline"], ["--max-series", "2"],
                 ["--facet-by", "none"], ["--latency-max", "1K"], ["--scaling-sizes", "1M,64M"],
                 ["--title", rng.choice(["<script>alert(1)</script>", "\u202e", "a" * 5000])],
-                ["--dtype", "FP32"], ["-q"],
+                ["--dtype", "FP32"], ["-q"], ["--suspects"],
             ] if rng.random() < 0.75 else [
                 ["--dtype", rng.choice(["complex", "double", ""])],
                 ["--op", rng.choice(["sum", "xor", "max"])],

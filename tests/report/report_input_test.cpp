@@ -75,6 +75,36 @@ TEST(ReportInput, DuplicateRowsInAFileAndAcrossFilesAreSkipped) {
   EXPECT_TRUE(has(set, Diagnostic::Kind::kDuplicate, "context of run"));
 }
 
+TEST(ReportInput, SplitGroupsOfOneRunAreNotDuplicates) {
+  // --split: every group of a round, and every round, measures the same test and size in one
+  // run; only the same group and round measured twice is a duplicate.
+  RunSpec s;
+  std::string text = testing::context_line(s).dump() + "\n";
+  for (int round = 0; round < 3; ++round) {
+    for (int index = 0; index < 2; ++index) {
+      auto row = testing::result_line(s, "all_reduce", 1024);
+      row["group"] = {{"mode", "pairs"},
+                      {"index", index},
+                      {"round", round},
+                      {"hosts", nlohmann::json::array(
+                                    {fmt::format("h{}", index), fmt::format("h{}", round + 2)})},
+                      {"ranks", nlohmann::json::array({index, round + 2})}};
+      text += row.dump() + "\n";
+      if (round == 2 && index == 1) text += row.dump() + "\n";  // appended twice
+    }
+  }
+  TempDir dir;
+  dir.write("split.jsonl", text);
+  const auto set = read_results({dir.str()});
+  EXPECT_EQ(set.rows.size(), 6u) << dump_diagnostics(set);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kDuplicate), 1u) << dump_diagnostics(set);
+  for (const auto& row : set.rows) {
+    ASSERT_TRUE(row.group.has_value());
+    EXPECT_EQ(row.group->hosts.size(), 2u) << row.group->round << " " << row.group->index;
+    EXPECT_EQ(row.group->ranks.size(), 2u);
+  }
+}
+
 TEST(ReportInput, FailedStatusRowsAreKeptForCsvButNotCharted) {
   RunSpec s;
   auto wrong = testing::result_line(s, "all_reduce", 64);

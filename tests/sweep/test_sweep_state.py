@@ -277,10 +277,13 @@ class Template(Temp):
         bin_dir = os.path.join(self.dir, "bin")
         os.makedirs(bin_dir, exist_ok=True)
         started = os.path.join(self.dir, "launcher-started")
+        # The stand-in says it started once its body's set-up is done ({ready} in the body),
+        # so that a signal never arrives before its trap is in place.
+        ready = f"touch {started}\n"
+        body = mpirun_body.format(ready=ready) if "{ready}" in mpirun_body else ready + mpirun_body
         with open(os.path.join(bin_dir, "mpirun"), "w") as f:
             f.write("#!/bin/bash\n"
-                    'if [[ $1 == --version ]]; then echo "mpirun (stand-in) 0"; exit 0; fi\n'
-                    f"touch {started}\n" + mpirun_body)
+                    'if [[ $1 == --version ]]; then echo "mpirun (stand-in) 0"; exit 0; fi\n' + body)
         with open(os.path.join(bin_dir, "srun"), "w") as f:
             f.write("#!/bin/sh\nexit 0\n")
         for name in ("mpirun", "srun"):
@@ -303,7 +306,8 @@ class Template(Temp):
 
     def test_a_signal_that_stops_the_launcher_exits_3(self):
         # Open MPI's mpirun answers SIGTERM and SIGINT with exit status 1 ("check failed").
-        like_mpirun = "trap 'kill $!; exit 1' TERM INT\nsleep 60 &\nwait\n"
+        # (Its sleep does not hold the output pipe: were it left behind, the test would wait on it.)
+        like_mpirun = "trap 'kill $!; exit 1' TERM INT\nsleep 60 >/dev/null 2>&1 &\n{ready}wait\n"
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             rc, status, out = self.run_template(like_mpirun, send=sig)
             self.assertEqual((rc, status), (3, 3), out)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
@@ -112,11 +113,13 @@ void divide_by_ranks(void* data, std::size_t count, DType t, int n) {
 
 class MpiBackend final : public Backend {
  public:
-  explicit MpiBackend(Bootstrap& bootstrap)
+  MpiBackend(Bootstrap& bootstrap, bool reduce_scatter_counts)
       : comm_(mpi_data_communicator(bootstrap)),
         rank_(bootstrap.rank()),
         size_(bootstrap.size()),
-        device_(make_host_device(bootstrap.local_size())) {
+        device_(make_host_device(bootstrap.local_size())),
+        reduce_scatter_counts_(reduce_scatter_counts ? std::vector<int>(size_)
+                                                     : std::vector<int>{}) {
     info_.name = mpi_backend_descriptor().name;
     info_.library = bootstrap.runtime_version();
     info_.memory = MemoryKind::kHost;
@@ -158,15 +161,10 @@ class MpiBackend final : public Backend {
       case Primitive::kReduceScatter: {
         // NCCL's in-place reduce-scatter leaves rank r's block at offset r of the input buffer;
         // MPI's leaves it at the start, so it is moved (part of the timed operation).
-        if (in_place) {
-          void* buffer = const_cast<void*>(a.send);
-          MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, buffer, count, reduce_type(a.dtype),
-                                             mpi_op(a.op), comm_));
-          if (rank_ != 0) std::memmove(a.recv, buffer, a.count * es);
-        } else {
-          MPI_CHECK(MPI_Reduce_scatter_block(a.send, a.recv, count, reduce_type(a.dtype),
-                                             mpi_op(a.op), comm_));
-        }
+        void* buffer = const_cast<void*>(a.send);
+        reduce_scatter(in_place ? MPI_IN_PLACE : a.send, in_place ? buffer : a.recv, count, a.dtype,
+                       a.op);
+        if (in_place && rank_ != 0) std::memmove(a.recv, buffer, a.count * es);
         finish_reduction(a, a.recv);
         break;
       }
@@ -235,6 +233,17 @@ class MpiBackend final : public Backend {
   void synchronize() override {}
 
  private:
+  /// --reduce-scatter: the same operation through either MPI call.
+  void reduce_scatter(const void* send, void* recv, int count, DType dtype, ReduceOp op) {
+    if (reduce_scatter_counts_.empty()) {
+      MPI_CHECK(MPI_Reduce_scatter_block(send, recv, count, reduce_type(dtype), mpi_op(op), comm_));
+      return;
+    }
+    std::fill(reduce_scatter_counts_.begin(), reduce_scatter_counts_.end(), count);
+    MPI_CHECK(MPI_Reduce_scatter(send, recv, reduce_scatter_counts_.data(), reduce_type(dtype),
+                                 mpi_op(op), comm_));
+  }
+
   void finish_reduction(const CollArgs& a, void* result) const {
     if (a.op == ReduceOp::kAvg) divide_by_ranks(result, a.count, a.dtype, size_);
   }
@@ -245,14 +254,17 @@ class MpiBackend final : public Backend {
   std::unique_ptr<Device> device_;
   BackendInfo info_;
   bool in_group_ = false;
+  /// --reduce-scatter counts: every rank's count (empty: MPI_Reduce_scatter_block).
+  std::vector<int> reduce_scatter_counts_;
   std::vector<MPI_Request> requests_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpi_backend(const Options&, const BackendArgs&,
+std::unique_ptr<Backend> make_mpi_backend(const Options&, const BackendArgs& args,
                                           Bootstrap& bootstrap) {
-  return std::make_unique<MpiBackend>(bootstrap);
+  return std::make_unique<MpiBackend>(bootstrap,
+                                      args.text(backend_option::kReduceScatterCall) == "counts");
 }
 
 }  // namespace collbench

@@ -9,7 +9,7 @@
 
 namespace collbench {
 
-/// Requires the MPI bootstrap (it shares its communicator setup). MPI declares no options.
+/// Requires the MPI bootstrap (it shares its communicator setup).
 std::unique_ptr<Backend> make_mpi_backend(const Options& options, const BackendArgs& args,
                                           Bootstrap& bootstrap);
 

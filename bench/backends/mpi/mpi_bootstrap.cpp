@@ -19,15 +19,33 @@ class MpiBootstrap final : public Bootstrap {
     int initialized = 0;
     MPI_CHECK(MPI_Initialized(&initialized));
     if (!initialized) {
-      // The watchdog thread never calls MPI except MPI_Abort, which Open MPI and MPICH forward to
-      // the launcher (PMIx) and which is safe from any thread in practice; FUNNELED avoids the
-      // locking cost THREAD_MULTIPLE would add to every timed call.
-      int provided = 0;
-      MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+      // MPI_Init, as nccl-tests and OSU: the thread level is part of what is measured. Open MPI
+      // 4.1 adds about 0.1 us to every small collective on shared memory when MPI_THREAD_FUNNELED
+      // is requested (0.28-0.34 us against 0.17-0.25 us for an 8-byte MPI_Allreduce, one loop
+      // built both ways; docs/parity.md), and THREAD_MULTIPLE adds locking on top. collbench's
+      // other threads (the watchdog, NCCL's own) never call MPI, except the watchdog's
+      // MPI_Abort, which Open MPI and MPICH forward to the launcher from any thread.
+      MPI_CHECK(MPI_Init(argc, argv));
       owns_mpi_ = true;
     }
-    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &control_));
-    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &data_));
+    MPI_Comm control = MPI_COMM_NULL, data = MPI_COMM_NULL;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &control));
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &data));
+    adopt(control, data);
+  }
+
+  /// A group's bootstrap (split()): owns the two communicators, not MPI; keeps the process's
+  /// place on its host in the whole job.
+  MpiBootstrap(MPI_Comm control, MPI_Comm data, int local_rank, int local_size) {
+    adopt(control, data);
+    local_rank_ = local_rank;
+    local_size_ = local_size;
+  }
+
+  /// Takes the control-plane and data communicators and learns the job's shape from them.
+  void adopt(MPI_Comm control, MPI_Comm data) {
+    control_ = control;
+    data_ = data;
     MPI_CHECK(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_rank(control_, &rank_));
@@ -87,7 +105,7 @@ class MpiBootstrap final : public Bootstrap {
     std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
     MPI_CHECK(MPI_Allgatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(),
                              offsets.data(), MPI_CHAR, control_));
-    return split(all, lengths, offsets);
+    return cut(all, lengths, offsets);
   }
 
   std::vector<std::string> gather(const std::string& bytes, int root) override {
@@ -101,7 +119,7 @@ class MpiBootstrap final : public Bootstrap {
     MPI_CHECK(MPI_Gatherv(bytes.data(), length, MPI_CHAR, all.data(), lengths.data(),
                           offsets.data(), MPI_CHAR, root, control_));
     if (rank_ != root) return {};
-    return split(all, lengths, offsets);
+    return cut(all, lengths, offsets);
   }
 
   double allreduce(double value, ScalarOp op) override {
@@ -116,11 +134,22 @@ class MpiBootstrap final : public Bootstrap {
     std::_Exit(code);  // MPI_Abort does not return; this is for the compiler
   }
 
+  std::unique_ptr<Bootstrap> split(int color, int key) override {
+    // Both communicators split alike, so the group's backend (MPI: mpi_data_communicator) and
+    // its control plane see the same ranks in the same order.
+    const int mpi_color = color < 0 ? MPI_UNDEFINED : color;
+    MPI_Comm control = MPI_COMM_NULL, data = MPI_COMM_NULL;
+    MPI_CHECK(MPI_Comm_split(control_, mpi_color, key, &control));
+    MPI_CHECK(MPI_Comm_split(data_, mpi_color, key, &data));
+    if (color < 0) return nullptr;
+    return std::make_unique<MpiBootstrap>(control, data, local_rank_, local_size_);
+  }
+
   MPI_Comm data() const { return data_; }
 
  private:
-  static std::vector<std::string> split(const std::string& all, const std::vector<int>& lengths,
-                                        const std::vector<int>& offsets) {
+  static std::vector<std::string> cut(const std::string& all, const std::vector<int>& lengths,
+                                      const std::vector<int>& offsets) {
     std::vector<std::string> out;
     for (std::size_t i = 0; i < lengths.size(); ++i) {
       out.push_back(

@@ -61,6 +61,8 @@ constexpr std::array<std::string_view, 2> kPlacementNames{"out-of-place", "in-pl
 constexpr std::array<std::string_view, 2> kPairModeNames{"first", "all"};
 constexpr std::array<std::string_view, 4> kAggregateNames{"rank0", "mean", "fastest", "slowest"};
 constexpr std::array<std::string_view, 2> kBufferPolicyNames{"rotate", "fixed"};
+constexpr std::array<std::string_view, 5> kSplitModeNames{"node", "rail", "pairs", "sample",
+                                                          "nccl-tests"};
 
 const DTypeEntry& entry(DType t) { return kDTypes[static_cast<std::size_t>(t)]; }
 
@@ -110,6 +112,9 @@ std::span<const std::string_view> enum_names(Placement) { return kPlacementNames
 std::span<const std::string_view> enum_names(PairMode) { return kPairModeNames; }
 std::span<const std::string_view> enum_names(RankAggregate) { return kAggregateNames; }
 std::span<const std::string_view> enum_names(BufferPolicy) { return kBufferPolicyNames; }
+
+std::string_view name(SplitMode mode) { return kSplitModeNames[static_cast<std::size_t>(mode)]; }
+std::span<const std::string_view> enum_names(SplitMode) { return kSplitModeNames; }
 
 std::optional<DType> parse_dtype(std::string_view text) {
   const std::string key = lower(text);

@@ -36,6 +36,7 @@ struct OptionsDigest {
   bool quiet = false;
   std::optional<double> precision;
   double max_time_s = 0;
+  std::string split;
 
   static constexpr auto fields() {
     using D = OptionsDigest;
@@ -75,7 +76,8 @@ struct OptionsDigest {
                       Field{"--seed", &D::seed},
                       Field{"-q", &D::quiet},
                       Field{"--precision", &D::precision},
-                      Field{"--max-time", &D::max_time_s}};
+                      Field{"--max-time", &D::max_time_s},
+                      Field{"--split", &D::split}};
   }
 };
 
@@ -116,7 +118,8 @@ OptionsDigest digest(const Options& o) {
                        o.seed,
                        o.quiet,
                        o.precision,
-                       o.max_time_s};
+                       o.max_time_s,
+                       o.split_text};
 }
 
 /// What one rank made of its command line.

@@ -28,6 +28,10 @@ class SingleProcessBootstrap final : public Bootstrap {
   std::vector<std::string> allgather(const std::string& bytes) override { return {bytes}; }
   std::vector<std::string> gather(const std::string& bytes, int) override { return {bytes}; }
   double allreduce(double value, ScalarOp) override { return value; }
+  std::unique_ptr<Bootstrap> split(int color, int) override {
+    if (color < 0) return nullptr;
+    return std::make_unique<SingleProcessBootstrap>();
+  }
   [[noreturn]] void abort(int code, const std::string&) override { std::_Exit(code); }
 };
 

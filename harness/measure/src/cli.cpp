@@ -235,7 +235,27 @@ void check_precision(const Options& o, bool max_time_given) {
 }
 
 /// Flags that cannot go together.
+/// --split as it will run: the mode, sample's round count, nccl-tests' rule from the environment.
+std::string describe_split(const SplitSpec& spec) {
+  switch (spec.mode) {
+    case SplitMode::kSample:
+      return fmt::format("sample:{}", spec.sample_rounds);
+    case SplitMode::kNcclTests:
+      return fmt::format("nccl-tests {}", describe(spec.nccl_tests));
+    default:
+      return std::string(name(spec.mode));
+  }
+}
+
 void check_combinations(const Options& o) {
+  if (o.split && !o.nccl_tests_json.empty()) {
+    throw_usage(
+        "--split with -J: nccl-tests' JSON has no place for groups; use --jsonl, whose rows name "
+        "their group");
+  }
+  if (o.split && o.run_cycles == 0) {
+    throw_usage("--split with -N 0: a round would never end; give -N a number of cycles");
+  }
   if (o.graph_launches > 0 && o.blocking > 0) {
     throw_usage(
         "-G {} with -z {}: graph mode replays a batch, blocking modes time single operations; "
@@ -310,7 +330,14 @@ std::vector<DeclaredFlag> declared_flags(std::span<const BackendDescriptor* cons
 /// Parses a given value against one backend's declaration; throws Error(kUsage).
 OptionValue parse_value(const GivenOption& given, const BackendOption& option,
                         std::string_view backend) {
-  if (option.kind == BackendOption::Kind::kText) return given.text;
+  if (option.kind == BackendOption::Kind::kText) {
+    if (!option.choices.empty() && std::find(option.choices.begin(), option.choices.end(),
+                                             given.text) == option.choices.end()) {
+      throw_usage("{} {}: expected {} for the {} backend", given.spelling, given.text,
+                  fmt::join(option.choices, " or "), backend);
+    }
+    return given.text;
+  }
   return static_cast<std::int64_t>(
       parse_integer(given.spelling, given.text, option.min, option.max,
                     fmt::format("{} to {} for the {} backend", option.min, option.max, backend)));
@@ -380,7 +407,7 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   std::vector<std::string> tests;
   std::string min_bytes, max_bytes, factor, step, dtypes, ops, timeout, pairs, min_busbw;
   std::string precision, max_time;
-  std::string buffers;
+  std::string buffers, split;
   app.add_option(
       "tests", tests,
       fmt::format("Tests, comma-separated, or 'all' (default all_reduce): {}", test_names(specs)));
@@ -423,6 +450,11 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   app.add_option("--max-time", max_time,
                  "With --precision: seconds a size may take; a size that runs out is recorded as "
                  "not converged (default 10)");
+  app.add_option("--split", split,
+                 "Run the tests in groups at the same time: node (each node alone), rail (one "
+                 "rank per node, same local rank), pairs (a tournament of node pairs, N-1 "
+                 "rounds), sample:K (K rounds of random node pairs), or nccl-tests "
+                 "(NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK)");
   app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
 
   try {
@@ -526,6 +558,11 @@ ParseResult parse_command_line(int argc, const char* const* argv,
       throw_usage(
           "--buffers {}: expected rotate (a new slice each operation) or fixed (the same slice)",
           buffers);
+  }
+  if (app.count("--split") > 0) {
+    o.split = parse_split(split, [](const char* name) { return std::getenv(name); });
+    o.split->seed = o.seed;
+    o.split_text = describe_split(*o.split);
   }
   if (!precision.empty()) o.precision = parse_precision(precision);
   if (!max_time.empty()) {

@@ -62,6 +62,7 @@ OptionsRecord options_record(const Options& o, const BackendArgs& backend_args) 
   r.seed = o.seed;
   r.precision = o.precision;
   if (o.precision) r.max_time_s = o.max_time_s;
+  if (o.split) r.split = o.split_text;
   r.backend = backend_args.values();
   return r;
 }

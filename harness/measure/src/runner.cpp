@@ -20,6 +20,12 @@
 namespace collbench {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 /// What one rank measured for one (size, placement), sent to rank 0.
 struct RankSample {
   double batch_s = 0;  ///< per operation
@@ -95,6 +101,39 @@ void run_iterations(const IterationPlan& plan, Backend& backend, int first, int 
     if (timer) timer->record(slot_base + static_cast<std::size_t>(i) + 1);
     if (watchdog) watchdog->progress();
   }
+}
+
+double run_blocking(const IterationPlan& unit, Backend& backend, Bootstrap& boot, Timer& timer,
+                    int mode, int units, Watchdog* watchdog) {
+  // A host-blocking backend's issue time is the timed time itself: reading the clock again
+  // inside the timed interval would add two clock reads (about 45 ns) to every operation, a
+  // visible share of a sub-microsecond one.
+  const bool stream_ordered = backend.info().stream_ordered;
+  double issue_s = 0;
+  for (int i = 0; i < units; ++i) {
+    if (mode == 1) boot.barrier();  // every unit starts together, untimed
+    const auto slot = static_cast<std::size_t>(2 * i);
+    timer.record(slot);
+    if (stream_ordered) {
+      const auto issue_start = Clock::now();
+      run_iterations(unit, backend, i, 1, nullptr, 0, nullptr);
+      issue_s += seconds_between(issue_start, Clock::now());
+    } else {
+      run_iterations(unit, backend, i, 1, nullptr, 0, nullptr);
+    }
+    timer.record(slot + 1);
+    backend.synchronize();
+    if (watchdog) watchdog->progress();
+    if (mode == 3) boot.barrier();
+  }
+  timer.synchronize();
+  if (!stream_ordered) {
+    for (int i = 0; i < units; ++i) {
+      const auto slot = static_cast<std::size_t>(2 * i);
+      issue_s += timer.seconds(slot, slot + 1);
+    }
+  }
+  return issue_s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,12 +271,6 @@ struct Runner::Impl {
     device.synchronize();
   }
 
-  using Clock = std::chrono::steady_clock;
-
-  static double seconds_between(Clock::time_point from, Clock::time_point to) {
-    return std::chrono::duration<double>(to - from).count();
-  }
-
   /// Drops the first -K samples from the per-iteration statistics.
   void skip_leading(RankSample& sample) const {
     const auto skip =
@@ -345,9 +378,7 @@ struct Runner::Impl {
     skip_leading(sample);
   }
 
-  /// -z: every timed unit completes before the next starts. -z 1 and 2 time each operation
-  /// (1 with a barrier before each, not timed), -z 3 each iteration of -m operations followed by
-  /// a barrier.
+  /// -z: every timed unit completes before the next starts (see run_blocking).
   void measure_blocking(const IterationPlan& plan, const std::string& what, RankSample& sample) {
     Timer& t = *timer;
     const bool per_operation = o.blocking != 3;
@@ -356,19 +387,7 @@ struct Runner::Impl {
     const int units = per_operation ? o.iters * o.agg_iters : o.iters;
     const int ops_per_unit = per_operation ? 1 : o.agg_iters;
     arm(what + ": timed operations (blocking)", 1);
-    double issue_s = 0;
-    for (int i = 0; i < units; ++i) {
-      if (o.blocking == 1) boot.barrier();  // every operation starts together, untimed
-      const auto slot = static_cast<std::size_t>(2 * i);
-      t.record(slot);
-      const auto issue_start = Clock::now();
-      run_iterations(unit, backend, i, 1, nullptr, 0, nullptr);
-      issue_s += seconds_between(issue_start, Clock::now());
-      t.record(slot + 1);
-      complete();
-      if (o.blocking == 3) boot.barrier();
-    }
-    t.synchronize();
+    const double issue_s = run_blocking(unit, backend, boot, t, o.blocking, units, watchdog);
     for (int i = 0; i < units; ++i) {
       const auto slot = static_cast<std::size_t>(2 * i);
       sample.iteration_s.push_back(t.seconds(slot, slot + 1) / ops_per_unit);

@@ -25,6 +25,12 @@ Examples:
   collbench-report results/p5-sweep --y-scale log --scaling-sizes 1M,256M -o report
   collbench-report --baseline results/nccl-2.20 --candidate results/nccl-2.21 --threshold 5% -o cmp
   collbench-report results/demo --format gbench -o demo.gbench.json
+  sbatch --exclude=$(collbench-report results/pairs --suspects | grep -v '^#' | paste -sd,) ...
+
+--suspects prints the hosts found slow, one per line, most suspect first, then slow links between
+good hosts as comment lines ("# slow link: a <-> b: 41% of the median pair"), and nothing at all
+when nothing stands out (exit 0 either way). The evidence goes to stderr (none with -q); the report
+is written only when -o DIR is given too. Pair evidence needs collbench --split pairs or sample.
 
 The report is written only when every file of it could be; an output that is one of the inputs
 (by file, however spelt) is refused before anything is written.
@@ -138,6 +144,8 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
       "Sizes of the scaling chart, e.g. 1M,64M,1G (default: 1M, 64M, 1G and the largest measured)");
   app.add_flag("--strict", o.strict,
                "Treat any input problem (other than failed-status rows) as an error (exit 2)");
+  app.add_flag("--suspects", o.suspects,
+               "Print the slow hosts (then # slow link lines) on stdout; report only with -o");
   app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
   app.add_flag("--version", version, "Print the version and exit");
   try {
@@ -167,6 +175,14 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
     throw_usage(
         "-o -: the html report is a directory of files and cannot go to standard output; "
         "give -o DIR, or --format gbench for JSON on standard output");
+  }
+  if (o.suspects && (!o.baseline.empty() || !o.candidate.empty())) {
+    throw_usage(
+        "--suspects reads one set of results; give RESULTS instead of --baseline/--candidate");
+  }
+  if (o.suspects && o.format != OutputFormat::kHtml) {
+    throw_usage("--suspects writes only the html report (with -o DIR); leave out --format {}",
+                format);
   }
   if (!threshold.empty()) o.compare.threshold = parse_threshold(threshold);
   if (!threshold.empty() && o.baseline.empty() && o.candidate.empty()) {

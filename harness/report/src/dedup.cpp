@@ -26,14 +26,20 @@ std::uint64_t measurement_hash(const ReadRow& r) {
   mix(r.pair ? static_cast<std::uint64_t>(r.pair->second) : 0);
   mix(r.bytes);
   mix(r.cycle ? 1 + static_cast<std::uint64_t>(*r.cycle) : 0);
+  mix(r.group ? 1 + static_cast<std::uint64_t>(r.group->round) : 0);
+  mix(r.group ? static_cast<std::uint64_t>(r.group->index) : 0);
   return h;
 }
 
 namespace {
 
-// The identity of a measurement within a run (each -N cycle measures it again).
+// The identity of a measurement within a run (each -N cycle measures it again, each --split
+// group and round its own ranks).
 auto key_of(const ReadRow& r) {
-  return std::tie(r.run_id, r.test, r.dtype, r.op, r.placement, r.root, r.pair, r.bytes, r.cycle);
+  const int round = r.group ? r.group->round : -1;
+  const int index = r.group ? r.group->index : -1;
+  return std::tuple(r.run_id, r.test, r.dtype, r.op, r.placement, r.root, r.pair, r.bytes, r.cycle,
+                    round, index);
 }
 
 // (later, first) row index pairs of every duplicate, by later row.
@@ -106,7 +112,10 @@ void remove_duplicates(ResultSet& set) {
   for (const auto& pair : pairs) dropped[pair.first] = true;
   std::size_t out = 0;
   for (std::size_t i = 0; i < set.rows.size(); ++i) {
-    if (!dropped[i]) set.rows[out++] = std::move(set.rows[i]);
+    if (dropped[i]) continue;
+    // Never a row onto itself: a self-move empties its vectors (a group's hosts and ranks).
+    if (out != i) set.rows[out] = std::move(set.rows[i]);
+    ++out;
   }
   set.rows.resize(out);
 }

@@ -8,6 +8,7 @@
 #include "collbench/sizes.h"
 #include "collbench/system.h"
 #include "internal.h"
+#include "suspects_section.h"
 
 namespace collbench::report {
 
@@ -159,6 +160,8 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
 
   std::string nav;
   if (!set.diagnostics.empty()) nav += "<a href=\"#problems\">Input problems</a>";
+  const SuspectReport suspects = find_suspects(set);
+  nav += suspects_html_nav(suspects);
   nav +=
       "<a href=\"#fingerprints\">Fingerprints</a><a href=\"#bandwidth\">Bandwidth</a>"
       "<a href=\"#latency\">Latency</a><a href=\"#scaling\">Scaling</a><a "
@@ -167,6 +170,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
 
   std::string body = problems_section(set, "problems", "Input problems");
   body += fingerprint_section(set, model, "fingerprints", "Run fingerprints");
+  body += suspects_html_section(suspects);
 
   body += "<section id=\"bandwidth\">\n<h2>Bus bandwidth</h2>\n";
   body += fmt::format(

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "internal.h"
+#include "suspects_section.h"
 
 namespace collbench::report {
 
@@ -40,6 +41,8 @@ std::string summary_markdown(const ResultSet& set, const Model& model,
   if (!settings.rows.empty()) {
     md += "\n### Settings the library ran with, not launched with\n\n" + markdown_table(settings);
   }
+
+  md += suspects_markdown_section(find_suspects(set));
 
   md +=
       "\n## Figures per test\n\n"

@@ -152,6 +152,25 @@ class ValueReader<Pair> {
   }
 };
 
+/// An array of T (a group's hosts and ranks); the vector keeps its capacity between lines.
+template <typename T>
+class ValueReader<std::vector<T>> {
+ public:
+  ReadError read(dom::element value, std::vector<T>& out) {
+    dom::array array;
+    if (value.get_array().get(array)) return ReadError::kType;
+    out.clear();
+    for (const dom::element item : array) {
+      const ReadError error = item_.read(item, out.emplace_back());
+      if (error != ReadError::kNone) return error;
+    }
+    return ReadError::kNone;
+  }
+
+ private:
+  ValueReader<T> item_;
+};
+
 /// An object of strings and numbers; numbers keep their JSON spelling ("16", "0.5"). A run's
 /// lines all carry the same labels, so a line's are first compared with the previous line's.
 template <>

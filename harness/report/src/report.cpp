@@ -10,6 +10,7 @@
 #include <set>
 
 #include "collbench/error.h"
+#include "collbench/report/suspects.h"
 #include "collbench/sizes.h"
 #include "internal.h"
 #include "output_files.h"
@@ -358,6 +359,21 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   const ResultSet set = read_checked(options.inputs, "", options, err);
   const Model model = build_model(set, options.view);
   check_view_values(options.view, {&model});
+  if (options.suspects) {
+    // Standard output carries the suspects alone, so that it can feed an exclude list.
+    const SuspectReport report = find_suspects(set);
+    if (!options.output.empty()) write_report(set, model, options, options.output);
+    if (out) print_checked(out, suspects_text(report));
+    if (err && !options.quiet) {
+      for (const auto& s : report.suspects) {
+        fmt::print(err, "collbench-report: slow host {}: {}\n", s.host, s.reason);
+      }
+      for (const auto& l : report.links) {
+        fmt::print(err, "collbench-report: slow link {} <-> {}: {}\n", l.a, l.b, l.reason);
+      }
+    }
+    return 0;
+  }
   if (options.format == OutputFormat::kGbench) {
     const std::string target = options.output.empty() ? "-" : options.output;
     const std::string written = write_gbench(set, model, options, target);

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
 #include "collbench/error.h"
 #include "collbench/sweep/did_you_mean.h"
 #include "collbench/system.h"
+#include "collbench/text.h"
 #include "shown.h"
 
 namespace collbench::sweep {
@@ -32,12 +34,15 @@ Examples:
   collbench-sweep wait slurm/campaigns/p5-efa-nccl-algo.yaml && collbench-sweep collect slurm/campaigns/p5-efa-nccl-algo.yaml
   collbench-sweep submit --retry-failed slurm/campaigns/p5-efa-nccl-algo.yaml
   collbench-sweep run --local slurm/campaigns/local-demo.yaml
+  collbench-sweep hunt --nodes 16 --partition gpu -o results/hunt-1 && \
+    sbatch --exclude=$(paste -sd, results/hunt-1/suspects.txt) ...
 
 Exit codes: 0 success, 1 a run produced wrong results, 2 bad usage or campaign file,
 3 runtime failure (Slurm command missing or refusing, failed runs, timeout).)";
 
 // The subcommands, in the order --help lists them.
-const std::vector<std::string> kSubcommands{"plan", "submit", "status", "wait", "collect", "run"};
+const std::vector<std::string> kSubcommands{"plan",    "submit", "status", "wait",
+                                            "collect", "run",    "hunt"};
 
 // Bounds of the numeric options, which messages state: a month of seconds, and squeue polls no
 // more often than ten times a second.
@@ -49,6 +54,7 @@ constexpr double kMaxInterval = 3600;
 struct Given {
   std::string campaign, results, collbench, sbatch_template;
   double lock_timeout_s = 600;
+  std::string hunt_tests = "all_reduce", hunt_split = "pairs", hunt_threshold = "25%";
 };
 
 // An unknown first word is a mistyped subcommand: say so (CLI11 would call it missing).
@@ -163,6 +169,98 @@ void add_process_facts(SweepSettings& settings) {
   settings.tty = ::isatty(::fileno(stdout)) == 1;
 }
 
+// hunt: one allocation, a tournament, the suspects retested (collbench/sweep/hunt.h).
+void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
+  auto* h = app.add_subcommand(
+      "hunt",
+      "Find the slow node or link of an allocation: one job runs a tournament of node pairs, "
+      "collbench-report --suspects, and a retest of each suspect with a known-good node; writes "
+      "suspects.txt (the confirmed bad hosts) and summary.txt in -o DIR");
+  h->callback([&c] { c.subcommand = Subcommand::kHunt; });
+  HuntSettings& s = c.hunt;
+  h->add_option("--nodes", s.nodes, "Nodes of the allocation (4 or more)")->required();
+  h->add_option("--partition", s.partition, "Slurm partition (default: Slurm's default)");
+  h->add_option("--tasks-per-node", s.tasks_per_node, "Ranks per node (default 1)");
+  h->add_option("--backend", s.backend, "collbench --backend (default: collbench's)");
+  h->add_option("--tests", given.hunt_tests,
+                "collbench tests, comma-separated (default all_reduce)");
+  h->add_option("-b,--minbytes", s.min_bytes, "Smallest size (default 1M)");
+  h->add_option("-e,--maxbytes", s.max_bytes, "Largest size (default 64M)");
+  h->add_option("-f,--stepfactor", s.step_factor, "Size factor (default 4)");
+  h->add_option("-n,--iters", s.iters, "Timed iterations per size (default 20)");
+  h->add_option("-w,--warmup_iters", s.warmup, "Warm-up iterations per size (default 5)");
+  h->add_option("--precision", s.precision,
+                "collbench --precision: measure each size to this precision (e.g. 5%)");
+  h->add_option("--max-time", s.max_time, "collbench --max-time: seconds per size, at most");
+  h->add_option("--split", given.hunt_split,
+                "collbench --split modes, comma-separated, each a run: pairs, sample:K, rail, "
+                "node (default pairs; pairs or sample:K required)");
+  h->add_option("--repeats", s.repeats, "Runs of each mode (default 1; 1 to 100)");
+  h->add_option("--threshold", given.hunt_threshold,
+                "A retest this far below the good pair is slow (default 25%)");
+  h->add_option("--launcher", s.launcher, "srun (default) or mpirun, inside the job");
+  h->add_option("--site-env", s.site_env,
+                "Site environment file sourced in the job: a name in slurm/env or a path");
+  h->add_option("--time", s.time_limit, "sbatch --time of the job (default: the partition's)");
+  h->add_option("--timeout", s.timeout_s,
+                "Give up waiting for the job after this many seconds (exit 3); 0 = never");
+  h->add_option("--interval", s.interval_s, "Seconds between squeue polls (default 2)");
+  h->add_option("--collbench", s.collbench, "collbench binary (default: the one beside)");
+  h->add_option("--collbench-report", s.collbench_report,
+                "collbench-report binary (default: the one beside)");
+  h->add_option("--template", s.sbatch_template,
+                "the job script (default: slurm/collbench-hunt.sbatch of this checkout)");
+  h->add_option("-o,--output", s.output, "Directory to write (new or empty)")->required();
+  h->add_flag("--inside", s.inside, "Run the steps (inside the job the hunt submits)")->group("");
+}
+
+// A percentage ("25%") or a fraction below 1 ("0.25").
+double parse_fraction(const char* option, const std::string& text) {
+  std::string t = text;
+  const bool pct = !t.empty() && t.back() == '%';
+  if (pct) t.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || !end || *end != '\0' || !std::isfinite(v) || (!pct && v >= 1)) {
+    throw_usage(
+        "{} {}: give a percentage such as 25% (or a fraction below 1); run "
+        "collbench-sweep hunt --help",
+        option, shown(text));
+  }
+  return pct ? v / 100 : v;
+}
+
+// hunt's checks; the collbench arguments are checked as collbench would.
+void finish_hunt(SweepCommand& c, const Given& given, const CampaignRules& rules) {
+  HuntSettings& s = c.hunt;
+  s.tests = split(given.hunt_tests, ',');
+  s.splits = split(given.hunt_split, ',');
+  for (const auto& [what, list] :
+       {std::pair{"--tests", &s.tests}, std::pair{"--split", &s.splits}}) {
+    if (std::any_of(list->begin(), list->end(), [](const auto& w) { return w.empty(); })) {
+      throw_usage("{} {}: an empty name in the list; run collbench-sweep hunt --help", what,
+                  shown(what == std::string("--tests") ? given.hunt_tests : given.hunt_split));
+    }
+  }
+  s.threshold = parse_fraction("--threshold", given.hunt_threshold);
+  check_seconds("--timeout", s.timeout_s, 0, kMaxSeconds, "the wait (0 = no limit)");
+  check_seconds("--interval", s.interval_s, kMinInterval, kMaxInterval,
+                "the time between squeue polls");
+  check_hunt_settings(s);
+  if (rules.check_collbench_args) {
+    for (const auto& mode : s.splits) {
+      std::vector<std::string> argv{"collbench"};
+      for (auto& a : hunt_collbench_args(s)) argv.push_back(std::move(a));
+      argv.push_back("--split");
+      argv.push_back(mode);
+      rules.check_collbench_args(argv);
+    }
+  }
+  std::error_code ec;
+  s.program_dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  s.out = stdout;
+}
+
 // Every subcommand with its options; parsing fills `c` and `given`.
 void add_subcommands(CLI::App& app, SweepCommand& c, Given& given) {
   auto add = [&](Subcommand which, const char* name, const char* help) {
@@ -200,6 +298,7 @@ void add_subcommands(CLI::App& app, SweepCommand& c, Given& given) {
                       "Run the campaign: --local through mpirun on this host, else submit, wait "
                       "and collect"),
                   c);
+  add_hunt(app, c, given);
 }
 
 }  // namespace
@@ -231,6 +330,14 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv, Campaign
     throw_usage("{}; run collbench-sweep --help", shown(e.what(), 200));
   }
 
+  if (c.subcommand == Subcommand::kHunt) {
+    if (given_option(app, "--collbench")) check_named("--collbench", c.hunt.collbench.string());
+    if (given_option(app, "--collbench-report"))
+      check_named("--collbench-report", c.hunt.collbench_report.string());
+    if (given_option(app, "--template")) check_named("--template", c.hunt.sbatch_template.string());
+    finish_hunt(c, given, rules);
+    return parsed;
+  }
   if (given.campaign.empty()) {
     throw_usage(
         "the campaign file name is empty; give the path of a campaign YAML file; run "

@@ -535,6 +535,8 @@ int run_command(const SweepCommand& command) {
       return collect(s);
     case Subcommand::kRun:
       return s.local ? run_local(s, command.local) : run_slurm(s, command.submit, command.wait);
+    case Subcommand::kHunt:
+      return run_hunt(command.hunt);
   }
   return exit_status(ExitCode::kUsage);
 }

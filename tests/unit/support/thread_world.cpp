@@ -1,5 +1,6 @@
 #include "thread_world.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <set>
@@ -62,6 +63,16 @@ std::string ThreadWorld::take(int from, int to) {
   return bytes;
 }
 
+ThreadWorld& ThreadWorld::subworld(int generation, int color, std::vector<std::string> hosts) {
+  std::lock_guard lock(mutex_);
+  auto& world = subworlds_[{generation, color}];
+  if (!world) {
+    const int n = static_cast<int>(hosts.size());
+    world = std::make_unique<ThreadWorld>(n, std::move(hosts));
+  }
+  return *world;
+}
+
 namespace {
 
 class ThreadBootstrap final : public Bootstrap {
@@ -116,13 +127,39 @@ class ThreadBootstrap final : public Bootstrap {
     }
     return out;
   }
+  std::unique_ptr<Bootstrap> split(int color, int key) override {
+    const auto all = decode_from_ranks<std::vector<int>>(
+        world_.exchange(rank_, wire::encode(std::vector<int>{color, key})), "split");
+    const int generation = splits_++;
+    if (color < 0) return nullptr;
+    std::vector<std::pair<int, int>> members;  // (key, rank)
+    for (int r = 0; r < world_.size(); ++r) {
+      if (all[static_cast<std::size_t>(r)][0] == color) {
+        members.emplace_back(all[static_cast<std::size_t>(r)][1], r);
+      }
+    }
+    std::sort(members.begin(), members.end());
+    std::vector<std::string> hosts;
+    int mine = 0;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      hosts.push_back(world_.host(members[i].second));
+      if (members[i].second == rank_) mine = static_cast<int>(i);
+    }
+    auto group = std::make_unique<ThreadBootstrap>(world_.subworld(generation, color, hosts), mine);
+    group->local_rank_ = local_rank_;  // the place on the host is the whole job's
+    group->local_size_ = local_size_;
+    return group;
+  }
   [[noreturn]] void abort(int code, const std::string& why) override {
     throw Error(static_cast<ExitCode>(code), "abort: " + why);
   }
 
+  ThreadWorld& world() const { return world_; }
+
  private:
   ThreadWorld& world_;
   int rank_;
+  int splits_ = 0;
   int local_rank_ = 0;
   int local_size_ = 0;
   int nodes_ = 1;
@@ -295,6 +332,11 @@ class ThreadBackend final : public Backend {
 
 std::unique_ptr<Bootstrap> ThreadWorld::make_bootstrap(int rank) {
   return std::make_unique<ThreadBootstrap>(*this, rank);
+}
+
+std::unique_ptr<Backend> ThreadWorld::backend_for(Bootstrap& bootstrap) {
+  auto& thread = dynamic_cast<ThreadBootstrap&>(bootstrap);
+  return thread.world().make_backend(thread.rank());
 }
 
 std::unique_ptr<Backend> ThreadWorld::make_backend(int rank) {

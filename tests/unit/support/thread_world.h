@@ -31,6 +31,12 @@ class ThreadWorld {
 
   std::unique_ptr<Bootstrap> make_bootstrap(int rank);
   std::unique_ptr<Backend> make_backend(int rank);
+  /// The backend of a group: `bootstrap` is one this world (or a split of it) made.
+  static std::unique_ptr<Backend> backend_for(Bootstrap& bootstrap);
+
+  /// Bootstrap::split: the job of the ranks of `color` in split number `generation`, made by
+  /// the first of its ranks to ask and shared by the others.
+  ThreadWorld& subworld(int generation, int color, std::vector<std::string> hosts);
 
   // --- used by the rank objects
   void arrive() { barrier_.arrive_and_wait(); }
@@ -47,6 +53,7 @@ class ThreadWorld {
   std::mutex mutex_;
   std::condition_variable mail_;
   std::map<std::pair<int, int>, std::deque<std::string>> mailboxes_;
+  std::map<std::pair<int, int>, std::unique_ptr<ThreadWorld>> subworlds_;
 };
 
 }  // namespace collbench::testing

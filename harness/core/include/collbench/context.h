@@ -97,6 +97,7 @@ struct OptionsRecord {
   std::optional<std::uint32_t> seed;
   std::optional<double> precision;             ///< --precision, relative (0.01: 1%)
   std::optional<double> max_time_s;            ///< --max-time, with --precision
+  std::optional<std::string> split;            ///< --split as resolved ("pairs", "sample:8")
   std::map<std::string, OptionValue> backend;  ///< e.g. register_buffers, require_net
 
   static constexpr auto fields() {
@@ -123,6 +124,7 @@ struct OptionsRecord {
         Field{"seed", &O::seed, Presence::kOmittedWhenEmpty},
         Field{"precision", &O::precision, Presence::kOmittedWhenEmpty},
         Field{"max_time_s", &O::max_time_s, Presence::kOmittedWhenEmpty},
+        Field{"split", &O::split, Presence::kOmittedWhenEmpty},
         Field{"backend", &O::backend, Presence::kInline},
     };
   }

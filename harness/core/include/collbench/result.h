@@ -23,7 +23,8 @@ namespace collbench {
 /// added the optional cycle, ops_per_iteration, misalign, cpu_time_us, timestamp and
 /// time_us.skipped_iterations; version 3 the result's buffers and the options' buffers
 /// (absent in older versions, whose runs all rotated), and the result's precision and the
-/// options' precision and max_time_s (--precision); readers take every version up to this one.
+/// options' precision and max_time_s (--precision), and the result's group (--split); readers
+/// take every version up to this one.
 inline constexpr const char* kSchemaName = "collbench-results";
 inline constexpr int kSchemaVersion = 3;
 
@@ -93,6 +94,22 @@ struct RowPrecision {
   }
 };
 
+/// --split: the group a row was measured in, while the other groups of its round ran the same
+/// test at the same time. Bandwidths are the group's own (its ranks, its bus factor).
+struct RowGroup {
+  SplitMode mode = SplitMode::kNode;
+  int index = 0;            ///< the group within its round (its color)
+  int round = 0;            ///< the tournament round (pairs, sample); 0 for the other modes
+  std::vector<Name> hosts;  ///< the hosts of the group's ranks, in rank order, each once
+  std::vector<int> ranks;   ///< the group's ranks, as numbered in the whole job
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"mode", &RowGroup::mode}, Field{"index", &RowGroup::index},
+                      Field{"round", &RowGroup::round}, Field{"hosts", &RowGroup::hosts},
+                      Field{"ranks", &RowGroup::ranks}};
+  }
+};
+
 /// Members are ordered to pack the struct (a report holds a million); JSON follows fields().
 struct ResultRow {
   Name run_id;
@@ -134,6 +151,8 @@ struct ResultRow {
   RowStatus status = RowStatus::kOk;
   /// --precision: the interval reached; `iterations` then counts every timed iteration.
   std::optional<RowPrecision> precision;
+  /// --split: the group this row measured (absent: the whole job).
+  std::optional<RowGroup> group;
 
   /// The headline values, 0 for rows that were not measured.
   double busbw() const { return busbw_gbps.value_or(0); }
@@ -177,6 +196,7 @@ struct ResultRow {
         Field{"cpu_time_us", &ResultRow::cpu_time_us, Presence::kOmittedWhenEmpty},
         Field{"timestamp", &ResultRow::timestamp, Presence::kOmittedWhenEmpty},
         Field{"precision", &ResultRow::precision, Presence::kOmittedWhenEmpty},
+        Field{"group", &ResultRow::group, Presence::kOmittedWhenEmpty},
     };
   }
 };

@@ -42,6 +42,16 @@ std::string_view name(PairMode mode);
 std::string_view name(RankAggregate aggregate);
 std::string_view name(BufferPolicy policy);
 
+/// --split: how the ranks are cut into groups that run the same tests at the same time.
+enum class SplitMode {
+  kNode,       ///< each node's ranks alone: intra-node paths only (NVLink, shared memory)
+  kRail,       ///< the same local rank on every node: one rank per node, the network only
+  kPairs,      ///< a round-robin tournament of node pairs: N-1 rounds of N/2 disjoint pairs
+  kSample,     ///< K rounds of random disjoint node pairs, for large N
+  kNcclTests,  ///< nccl-tests' NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK: a color per rank
+};
+std::string_view name(SplitMode mode);
+
 /// Every name of an enum, indexed by value (collbench/record.h reads and writes enums by them).
 std::span<const std::string_view> enum_names(DType);
 std::span<const std::string_view> enum_names(ReduceOp);
@@ -50,6 +60,7 @@ std::span<const std::string_view> enum_names(Placement);
 std::span<const std::string_view> enum_names(PairMode);
 std::span<const std::string_view> enum_names(RankAggregate);
 std::span<const std::string_view> enum_names(BufferPolicy);
+std::span<const std::string_view> enum_names(SplitMode);
 
 /// Parses a dtype name; accepts nccl-tests' aliases (e.g. "fp32", "float32", "bf16").
 std::optional<DType> parse_dtype(std::string_view text);

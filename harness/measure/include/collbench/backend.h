@@ -64,6 +64,8 @@ struct BackendOption {
   std::int64_t min = 0;  ///< integers: the accepted range
   std::int64_t max = 0;
   OptionValue default_value = std::int64_t{0};
+  /// Text options: the accepted values (empty: any text).
+  std::vector<std::string_view> choices = {};
   /// The flag's first long or short spelling, for messages ("--register").
   std::string_view spelling() const;
 };

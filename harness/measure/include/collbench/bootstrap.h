@@ -40,6 +40,12 @@ class Bootstrap {
   /// Every rank's bytes on `root` (indexed by rank); empty on the other ranks.
   virtual std::vector<std::string> gather(const std::string& bytes, int root) = 0;
   virtual double allreduce(double value, ScalarOp op) = 0;
+  /// Collective over every rank: the ranks of each `color` form a group, ordered by `key` (then
+  /// by rank), with a bootstrap of their own. A negative color sits out: nullptr. --split runs a
+  /// backend on each group's bootstrap. A group's local_rank() and local_size() stay this
+  /// process's place on its host in the whole job: the devices, NICs and memory of a host are
+  /// shared by all its ranks, whichever group they are in.
+  virtual std::unique_ptr<Bootstrap> split(int color, int key) = 0;
   /// Ends every rank of the job with `code`; `why` has already been reported.
   [[noreturn]] virtual void abort(int code, const std::string& why) = 0;
 };

@@ -13,6 +13,7 @@
 #include "collbench/collective.h"
 #include "collbench/record.h"
 #include "collbench/result.h"
+#include "collbench/split.h"
 #include "collbench/types.h"
 
 namespace collbench {
@@ -72,6 +73,11 @@ struct Options {
   /// --buffers; unset until the backend is chosen, then its default (BackendDescriptor::buffers).
   std::optional<BufferPolicy> buffers;
   int window = 64;  ///< messages in flight per bw/bibw iteration
+  /// --split: groups of ranks measured at the same time (absent: the whole job at once).
+  std::optional<SplitSpec> split;
+  /// --split as resolved, for the run context and the ranks' agreement: "pairs", "sample:8",
+  /// "nccl-tests MOD 8" (nccl-tests' rule comes from each rank's environment).
+  std::string split_text;
   std::uint32_t seed = 1;
   bool quiet = false;             ///< no table on stdout (JSONL only)
   std::vector<std::string> argv;  ///< the command line as given, for the run context

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "collbench/context.h"
@@ -22,6 +23,15 @@ struct Section {
   bool has_in_place = false;
   bool point_to_point = false;
   std::optional<int> cycle;  ///< -N: the repetition of the sweep it belongs to
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"test", &Section::test},
+                      Field{"reduces", &Section::reduces},
+                      Field{"rooted", &Section::rooted},
+                      Field{"has_in_place", &Section::has_in_place},
+                      Field{"point_to_point", &Section::point_to_point},
+                      Field{"cycle", &Section::cycle, Presence::kOmittedWhenEmpty}};
+  }
 };
 
 /// What the run ended with.
@@ -36,6 +46,16 @@ struct RunTotals {
 
   /// nccl-tests' "Avg bus bandwidth": the mean busbw over every measured row.
   double average_busbw() const { return rows > 0 ? busbw_sum / rows : 0; }
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"wrong", &RunTotals::wrong},
+                      Field{"rows", &RunTotals::rows},
+                      Field{"unsupported", &RunTotals::unsupported},
+                      Field{"first_mismatch", &RunTotals::first_mismatch},
+                      Field{"busbw_sum", &RunTotals::busbw_sum},
+                      Field{"cycles", &RunTotals::cycles},
+                      Field{"interrupted", &RunTotals::interrupted}};
+  }
 };
 
 class Reporter {

@@ -46,6 +46,13 @@ struct IterationPlan {
 void run_iterations(const IterationPlan& plan, Backend& backend, int first, int count, Timer* timer,
                     std::size_t slot_base, Watchdog* watchdog);
 
+/// -z: times `units` units of `unit` one at a time, each complete before the next starts; unit
+/// i lies between timer slots 2i and 2i+1. Mode 1 puts a barrier (untimed) before every unit, 3
+/// one after it, 2 none. Returns the host seconds spent issuing the units. Exposed so the overhead
+/// benchmark can drive exactly the loop the runner times.
+double run_blocking(const IterationPlan& unit, Backend& backend, Bootstrap& boot, Timer& timer,
+                    int mode, int units, Watchdog* watchdog);
+
 class Runner {
  public:
   Runner(const Options& options, Bootstrap& bootstrap, Backend& backend, Reporter& reporter,

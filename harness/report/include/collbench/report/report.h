@@ -35,6 +35,9 @@ struct ReportOptions {
   CompareOptions compare;
   bool strict = false;  ///< any input problem (other than failed-status rows) is an error
   bool quiet = false;   ///< no summary on `out`
+  /// --suspects: print the slow hosts (then "# slow link" lines) on `out`, and write the report
+  /// only when an output is given.
+  bool suspects = false;
 };
 
 /// Parses collbench-report's command line. Sets `exit_text` (and returns defaults) for --help

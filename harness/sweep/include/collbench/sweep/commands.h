@@ -1,4 +1,4 @@
-// The collbench-sweep subcommands: plan, submit, status, wait, collect and run (--local).
+// The collbench-sweep subcommands: plan, submit, status, wait, collect, run (--local) and hunt.
 // Each returns the process exit code; bad input throws collbench::Error.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collbench/sweep/campaign.h"
+#include "collbench/sweep/hunt.h"
 
 namespace collbench::sweep {
 
@@ -42,7 +43,7 @@ struct LocalSettings {
 };
 
 /// The subcommands of collbench-sweep.
-enum class Subcommand { kPlan, kSubmit, kStatus, kWait, kCollect, kRun };
+enum class Subcommand { kPlan, kSubmit, kStatus, kWait, kCollect, kRun, kHunt };
 
 /// One invocation of collbench-sweep: which subcommand, with what settings.
 struct SweepCommand {
@@ -51,6 +52,7 @@ struct SweepCommand {
   SubmitSettings submit;
   WaitSettings wait;
   LocalSettings local;
+  HuntSettings hunt;  ///< hunt (which takes no campaign)
   bool json = false;  ///< status --json
 };
 

@@ -1,0 +1,23 @@
+// The "Slow nodes and links" section of index.html and summary.md: the suspects in words, a
+// node x node heatmap of the pairs, and the straggler table. Shown only when the analysis has
+// something to show (SuspectReport::worth_showing), so other reports stay as they were.
+#pragma once
+
+#include <string>
+
+#include "collbench/report/charts.h"
+#include "collbench/report/suspects.h"
+
+namespace collbench::report::detail {
+
+/// The heatmap as one <svg> element: cell = the pair's median ratio, blank where not measured.
+std::string suspects_heatmap_svg(const SuspectReport& report);
+/// Host, rank, times slowest / rows, share (chance), median excess, named.
+Table straggler_table(const SuspectReport& report, std::size_t limit);
+/// The section of index.html ("" when not worth showing), and its navigation link.
+std::string suspects_html_section(const SuspectReport& report);
+std::string suspects_html_nav(const SuspectReport& report);
+/// The section of summary.md ("" when not worth showing).
+std::string suspects_markdown_section(const SuspectReport& report);
+
+}  // namespace collbench::report::detail

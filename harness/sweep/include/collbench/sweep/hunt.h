@@ -1,0 +1,138 @@
+// collbench-sweep hunt: find the slow node or link of a Slurm allocation.
+//
+// One job of N nodes (slurm/collbench-hunt.sbatch) runs `collbench-sweep hunt --inside`, which
+// inside the allocation runs the tournament (collbench --split pairs, optionally other modes),
+// asks `collbench-report --suspects` which hosts and links stand out, and retests each one in
+// two-node runs against a known-good node: a host still slow with a good partner is a bad node;
+// a link whose two ends are each fine with a good partner, but slow together, is a bad link.
+// The orchestration runs inside the job because the retests depend on the tournament's answer:
+// one allocation holds the nodes from the first measurement to the last, with no second wait in
+// the queue and no chance that Slurm hands out different nodes for the retests.
+//
+// The pure parts (the suspects' text, the choice of good nodes, the verdicts, the summary) are
+// here for the tests; run_hunt does the rest.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace collbench::sweep {
+
+/// The hunt's command line.
+struct HuntSettings {
+  int nodes = 0;
+  int tasks_per_node = 1;
+  std::string partition;  ///< "" = Slurm's default partition
+  std::string backend;    ///< "" = collbench's default
+  std::vector<std::string> tests{"all_reduce"};
+  std::string min_bytes = "1M", max_bytes = "64M", step_factor = "4";
+  int iters = 20, warmup = 5;
+  std::string precision, max_time;           ///< collbench --precision, --max-time ("" = not given)
+  std::vector<std::string> splits{"pairs"};  ///< collbench --split modes, one run each
+  int repeats = 1;                           ///< tournaments per mode
+  double threshold = 0.25;                   ///< a retest this far below the good pair is slow
+  std::string launcher = "srun";
+  std::string site_env;    ///< a name in slurm/env or a path ("" = none)
+  std::string time_limit;  ///< sbatch --time ("" = the partition's default)
+  double timeout_s = 0;    ///< waiting for the job (0 = no limit)
+  double interval_s = 2;   ///< between squeue polls
+  std::filesystem::path output;
+  std::filesystem::path collbench;         ///< "" = beside collbench-sweep, else on PATH
+  std::filesystem::path collbench_report;  ///< "" = beside collbench-sweep, else on PATH
+  std::filesystem::path sbatch_template;   ///< "" = slurm/collbench-hunt.sbatch of the checkout
+  std::filesystem::path program_dir;       ///< collbench-sweep's directory
+  std::FILE* out = stdout;
+  bool inside = false;  ///< this process runs inside the job's allocation
+};
+
+/// Checks the settings that need no Slurm (throws Error(kUsage) with one line).
+void check_hunt_settings(const HuntSettings& settings);
+
+/// The collbench arguments of every measurement: tests, sizes, iterations, backend.
+std::vector<std::string> hunt_collbench_args(const HuntSettings& settings);
+
+/// `collbench-sweep hunt`: submits the job and waits (or, with `inside`, runs the steps).
+int run_hunt(const HuntSettings& settings);
+
+/// What collbench-report --suspects printed.
+struct SuspectList {
+  std::vector<std::string> hosts;                          ///< most suspect first
+  std::vector<std::pair<std::string, std::string>> links;  ///< most suspect first
+  std::vector<std::string> notes;                          ///< the comment lines, as printed
+  bool empty() const { return hosts.empty() && links.empty(); }
+};
+SuspectList parse_suspects(const std::string& text);
+
+/// The hosts neither named nor an end of a named link, in allocation order.
+std::vector<std::string> good_nodes(const std::vector<std::string>& hosts,
+                                    const SuspectList& suspects);
+
+/// Bus bandwidth (GB/s) at a run's largest size, by "test placement" (pairs: median of the
+/// groups and repeats).
+using Bandwidths = std::map<std::string, double>;
+
+/// The bus bandwidths at the largest size of each test and placement among the ok result rows
+/// of a collbench JSONL file; with `pairs_only`, of two-host groups (--split pairs or sample)
+/// only, the median over them.
+Bandwidths largest_size_bandwidths(const std::filesystem::path& jsonl, bool pairs_only);
+
+/// The median over the keys both have of run / reference; nullopt when none is shared.
+std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& reference);
+
+/// One two-node retest.
+struct Retest {
+  std::string a, b;
+  Bandwidths bandwidths;
+  std::optional<double> ratio;  ///< of the reference; nullopt when it failed or shares nothing
+  std::string command;          ///< to reproduce it inside an allocation
+  std::string failure;          ///< why it did not measure ("" = it did)
+  bool slow(double threshold) const { return ratio && *ratio < 1 - threshold; }
+};
+
+enum class Verdict { kBadNode, kBadLink, kNotConfirmed };
+
+/// The verdict on one suspect host or link.
+struct Finding {
+  std::string host;                 ///< the host, or the link's first end
+  std::optional<std::string> peer;  ///< the link's other end
+  Verdict verdict = Verdict::kNotConfirmed;
+  std::string evidence;  ///< in words, with the numbers
+};
+
+/// Everything the summary says.
+struct HuntOutcome {
+  std::string job_id;
+  std::vector<std::string> hosts;
+  SuspectList suspects;
+  std::string good;                           ///< the partner of the retests ("" = none)
+  std::optional<std::string> reference_peer;  ///< good's partner in the reference pair
+  Bandwidths reference;                       ///< what every retest is divided by
+  std::string reference_what;                 ///< where the reference comes from, in words
+  std::vector<Retest> retests;
+  std::vector<Finding> findings;
+  std::vector<std::string> steps;     ///< "pairs r0: 3 rounds in 12.3 s", one per tournament
+  std::vector<std::string> commands;  ///< to reproduce
+  double threshold = 0.25;
+};
+
+/// Measures one pair (a, b) alone; the callers run collbench, the tests give numbers.
+using MeasurePair = std::function<Retest(const std::string& a, const std::string& b)>;
+
+/// The retests and verdicts: each suspect host with a good node; each named link's ends with a
+/// good node and then with each other. `tournament` is the reference when fewer than two good
+/// nodes are left for a reference pair of their own. Fills good, reference, retests, findings.
+void judge(HuntOutcome& outcome, const Bandwidths& tournament, const MeasurePair& measure);
+
+/// The hosts confirmed bad (suspects.txt), most suspect first.
+std::vector<std::string> confirmed_hosts(const HuntOutcome& outcome);
+
+/// summary.txt: one screen.
+std::string hunt_summary(const HuntOutcome& outcome, const std::filesystem::path& output);
+
+}  // namespace collbench::sweep

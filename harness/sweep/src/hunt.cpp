@@ -1,0 +1,737 @@
+#include "collbench/sweep/hunt.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "collbench/error.h"
+#include "collbench/sweep/env.h"
+#include "collbench/sweep/process.h"
+#include "collbench/sweep/slurm.h"
+#include "collbench/text.h"
+#include "files.h"
+#include "lists.h"
+
+namespace collbench::sweep {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::string_view kLinkPrefix = "# slow link: ";
+// A hunt is one allocation: wide enough for a tournament to name a host (collbench-report
+// compares a host's pairs with at least three others) and small enough for a split name.
+constexpr int kMinNodes = 4;
+constexpr int kMaxNodes = 100000;
+constexpr int kMaxRepeats = 100;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string percent(double ratio) { return fmt::format("{:.0f}%", 100 * ratio); }
+
+std::string gbps(const Bandwidths& b) {
+  std::vector<std::string> parts;
+  for (const auto& [key, v] : b) parts.push_back(fmt::format("{} {:.3g} GB/s", key, v));
+  return parts.empty() ? "nothing measured" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string link_name(const std::string& a, const std::string& b) {
+  return fmt::format("{} <-> {}", a, b);
+}
+
+// A split mode as a file name: "sample:8" -> "sample-8".
+std::string split_file_name(const std::string& split) {
+  std::string s = split;
+  std::replace(s.begin(), s.end(), ':', '-');
+  return s;
+}
+
+bool valid_split(const std::string& s) {
+  if (s == "pairs" || s == "rail" || s == "node") return true;
+  if (!s.starts_with("sample:") || s.size() == 7) return false;
+  return std::all_of(s.begin() + 7, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool pair_split(const std::string& s) { return s == "pairs" || s.starts_with("sample:"); }
+
+}  // namespace
+
+Bandwidths largest_size_bandwidths(const fs::path& jsonl, bool pairs_only) {
+  std::ifstream in(jsonl);
+  std::map<std::string, std::pair<std::uint64_t, std::vector<double>>> by_test;
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || j.value("record", "") != "result") continue;
+    if (j.value("status", "") != "ok" || !j.contains("busbw_gbps") ||
+        !j["busbw_gbps"].is_number() || !j.contains("bytes") || !j["bytes"].is_number()) {
+      continue;
+    }
+    if (pairs_only) {
+      const auto g = j.find("group");
+      if (g == j.end() || !g->is_object()) continue;
+      const std::string mode = g->value("mode", "");
+      const auto hosts = g->find("hosts");
+      if ((mode != "pairs" && mode != "sample") || hosts == g->end() || !hosts->is_array() ||
+          hosts->size() != 2) {
+        continue;
+      }
+    }
+    const std::string key = fmt::format("{} {}", j.value("test", "?"), j.value("placement", "?"));
+    const auto bytes = j["bytes"].get<std::uint64_t>();
+    auto& [largest, values] = by_test[key];
+    if (bytes > largest) {
+      largest = bytes;
+      values.clear();
+    }
+    if (bytes == largest) values.push_back(j["busbw_gbps"].get<double>());
+  }
+  Bandwidths out;
+  for (auto& [key, entry] : by_test) {
+    if (!entry.second.empty()) out[key] = median(entry.second);
+  }
+  return out;
+}
+
+namespace {
+
+// The largest tournament round in `jsonl` plus one: how many rounds ran.
+int rounds_in(const fs::path& jsonl) {
+  std::ifstream in(jsonl);
+  int rounds = 0;
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("group")) continue;
+    const auto& g = j["group"];
+    if (g.is_object() && g.contains("round") && g["round"].is_number_integer()) {
+      rounds = std::max(rounds, g["round"].get<int>() + 1);
+    }
+  }
+  return rounds;
+}
+
+fs::path beside_program(const HuntSettings& s, const fs::path& given, const char* name) {
+  if (!given.empty()) {
+    if (given.string().find('/') == std::string::npos) return given;
+    return fs::absolute(given).lexically_normal();
+  }
+  if (!s.program_dir.empty() && fs::exists(s.program_dir / name)) {
+    return (s.program_dir / name).lexically_normal();
+  }
+  return name;
+}
+
+fs::path hunt_template(const HuntSettings& s) {
+  if (!s.sbatch_template.empty()) return fs::absolute(s.sbatch_template).lexically_normal();
+  const auto beside = s.program_dir / ".." / "slurm" / "collbench-hunt.sbatch";
+  return fs::absolute(!s.program_dir.empty() && fs::exists(beside)
+                          ? beside
+                          : fs::path("slurm/collbench-hunt.sbatch"))
+      .lexically_normal();
+}
+
+fs::path site_env_path(const HuntSettings& s, const fs::path& sbatch_template) {
+  if (s.site_env.empty()) return {};
+  fs::path p = s.site_env;
+  if (s.site_env.find('/') == std::string::npos && !s.site_env.ends_with(".sh")) {
+    p = sbatch_template.parent_path() / "env" / (s.site_env + ".sh");
+  }
+  return fs::absolute(p).lexically_normal();
+}
+
+/// collbench's optional flags, given only when set.
+void append_optional_flags(const HuntSettings& s, std::vector<std::string>& a) {
+  for (const auto& [flag, value] :
+       {std::pair{"--backend", &s.backend}, std::pair{"--precision", &s.precision},
+        std::pair{"--max-time", &s.max_time}}) {
+    if (value->empty()) continue;
+    a.push_back(flag);
+    a.push_back(*value);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> hunt_collbench_args(const HuntSettings& s) {
+  std::vector<std::string> a = s.tests;
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"-b", s.min_bytes},
+                                                        {"-e", s.max_bytes},
+                                                        {"-f", s.step_factor},
+                                                        {"-n", std::to_string(s.iters)},
+                                                        {"-w", std::to_string(s.warmup)}}) {
+    a.push_back(flag);
+    a.push_back(value);
+  }
+  append_optional_flags(s, a);
+  return a;
+}
+
+namespace {
+
+// The launcher for `hosts` (all of the allocation when empty) with tasks_per_node ranks each.
+std::vector<std::string> launcher(const HuntSettings& s, int nodes,
+                                  const std::vector<std::string>& hosts) {
+  const std::string tpn = std::to_string(s.tasks_per_node);
+  const std::string np = std::to_string(nodes * s.tasks_per_node);
+  if (s.launcher == "mpirun") {
+    std::vector<std::string> a{"mpirun",    "-np", np, "--map-by", "ppr:" + tpn + ":node",
+                               "--bind-to", "none"};
+    if (!hosts.empty()) {
+      std::vector<std::string> slots;
+      for (const auto& h : hosts) slots.push_back(h + ":" + tpn);
+      a.push_back("-H");
+      a.push_back(fmt::format("{}", fmt::join(slots, ",")));
+    }
+    return a;
+  }
+  const char* mpi = std::getenv("COLLBENCH_SRUN_MPI");
+  std::vector<std::string> a{"srun",
+                             fmt::format("--mpi={}", mpi && *mpi ? mpi : "pmix"),
+                             "--kill-on-bad-exit=1",
+                             "--nodes=" + std::to_string(nodes),
+                             "--ntasks=" + np,
+                             "--ntasks-per-node=" + tpn};
+  if (!hosts.empty()) a.push_back(fmt::format("--nodelist={}", fmt::join(hosts, ",")));
+  return a;
+}
+
+// --- inside the allocation ----------------------------------------------------------------
+
+struct Inside {
+  const HuntSettings& s;
+  fs::path collbench, report;
+
+  // Runs one collbench measurement; its console output goes to logs/<name>.out.
+  ProcessResult measure(const std::vector<std::string>& argv, const std::string& name) const {
+    ProcessSpec spec{argv, std::nullopt, s.output / "logs" / (name + ".out")};
+    spec.supervised = true;
+    return run_process(spec);
+  }
+
+  std::vector<std::string> collbench_argv(int nodes, const std::vector<std::string>& hosts,
+                                          const fs::path& jsonl, const std::string& split) const {
+    auto argv = launcher(s, nodes, hosts);
+    argv.push_back(collbench.string());
+    for (auto& a : hunt_collbench_args(s)) argv.push_back(std::move(a));
+    if (!split.empty()) {
+      argv.push_back("--split");
+      argv.push_back(split);
+    }
+    argv.push_back("--jsonl");
+    argv.push_back(jsonl.string());
+    return argv;
+  }
+};
+
+std::vector<std::string> allocation_hosts() {
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (!list || !*list) list = std::getenv("SLURM_NODELIST");
+  if (!list || !*list) throw_runtime("SLURM_JOB_NODELIST is not set; the job has no node list");
+  const auto r =
+      run_process({{"scontrol", "show", "hostnames", list}, std::nullopt, std::nullopt, 60});
+  if (!r.ok()) {
+    throw_runtime("scontrol show hostnames {} failed ({}): {}", list, r.describe(),
+                  std::string(trim(r.err)));
+  }
+  std::vector<std::string> hosts;
+  std::istringstream lines(r.out);
+  for (std::string h; std::getline(lines, h);) {
+    if (!trim(h).empty()) hosts.emplace_back(trim(h));
+  }
+  return hosts;
+}
+
+void write_text(const fs::path& file, const std::string& text) {
+  write_file_atomic(file, text, 0644);
+}
+
+int run_inside(const HuntSettings& s) {
+  if (!std::getenv("SLURM_JOB_ID")) {
+    throw_usage(
+        "hunt --inside runs inside the job that `collbench-sweep hunt` submits; run "
+        "collbench-sweep hunt without --inside");
+  }
+  const fs::path status_file = s.output / "exit_status";
+  // Whatever ends the steps early, the status says so (the submitting side reads it).
+  write_text(status_file, "3\n");
+  Inside in{s, beside_program(s, s.collbench, "collbench"),
+            beside_program(s, s.collbench_report, "collbench-report")};
+  fs::create_directories(s.output / "tournament");
+  fs::create_directories(s.output / "retest");
+  fs::create_directories(s.output / "logs");
+
+  HuntOutcome o;
+  o.job_id = std::getenv("SLURM_JOB_ID");
+  o.hosts = allocation_hosts();
+  o.threshold = s.threshold;
+  const int n = static_cast<int>(o.hosts.size());
+  if (n < kMinNodes) {
+    throw_runtime("the allocation has {} nodes; the hunt needs at least {}", n, kMinNodes);
+  }
+
+  // The tournaments.
+  Bandwidths tournament;
+  std::vector<fs::path> pair_files;
+  for (const auto& split : s.splits) {
+    for (int r = 0; r < s.repeats; ++r) {
+      const std::string name = fmt::format("{}-r{}", split_file_name(split), r);
+      const fs::path jsonl = s.output / "tournament" / (name + ".jsonl");
+      const auto argv = in.collbench_argv(n, {}, jsonl, split);
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto result = in.measure(argv, name);
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!result.ok()) {
+        throw_runtime("the tournament {} failed ({}); see {}", name, result.describe(),
+                      (s.output / "logs" / (name + ".out")).string());
+      }
+      const int rounds = rounds_in(jsonl);
+      o.steps.push_back(fmt::format("{}: {} rounds in {:.1f} s ({:.1f} s per round)", name, rounds,
+                                    secs, rounds ? secs / rounds : secs));
+      if (pair_split(split)) pair_files.push_back(jsonl);
+      if (r == 0) o.commands.push_back(shell_join(argv));
+    }
+  }
+
+  // Pair evidence from every pair tournament at once: the median pair of all of them.
+  {
+    std::map<std::string, std::vector<double>> all;
+    for (const auto& f : pair_files) {
+      for (const auto& [key, v] : largest_size_bandwidths(f, true)) all[key].push_back(v);
+    }
+    for (auto& [key, v] : all) tournament[key] = median(v);
+  }
+
+  // Which hosts and links stand out.
+  std::vector<std::string> report_argv{in.report.string()};
+  for (const auto& f : pair_files) report_argv.push_back(f.string());
+  for (const auto& split : s.splits) {
+    if (pair_split(split)) continue;
+    for (int r = 0; r < s.repeats; ++r) {
+      report_argv.push_back(
+          (s.output / "tournament" / fmt::format("{}-r{}.jsonl", split_file_name(split), r))
+              .string());
+    }
+  }
+  report_argv.push_back("--suspects");
+  const auto suspects = run_process({report_argv, std::nullopt, std::nullopt, 600});
+  write_text(s.output / "suspects-evidence.txt", suspects.err);
+  if (!suspects.ok()) {
+    throw_runtime("collbench-report --suspects failed ({}): {}", suspects.describe(),
+                  std::string(trim(suspects.err)));
+  }
+  write_text(s.output / "suspects-report.txt", suspects.out);
+  o.suspects = parse_suspects(suspects.out);
+  o.commands.push_back(shell_join(report_argv));
+
+  // The retests.
+  judge(o, tournament, [&](const std::string& a, const std::string& b) {
+    Retest t;
+    t.a = a;
+    t.b = b;
+    const std::string name = fmt::format("{}-{}", a, b);
+    const fs::path jsonl = s.output / "retest" / (name + ".jsonl");
+    const auto argv = in.collbench_argv(2, {a, b}, jsonl, "");
+    t.command = shell_join(argv);
+    const auto r = in.measure(argv, "retest-" + name);
+    if (!r.ok()) {
+      t.failure = fmt::format("collbench {}; see logs/retest-{}.out", r.describe(), name);
+    } else {
+      t.bandwidths = largest_size_bandwidths(jsonl, false);
+    }
+    return t;
+  });
+
+  const auto bad = confirmed_hosts(o);
+  std::string list;
+  for (const auto& h : bad) list += h + "\n";
+  write_text(s.output / "suspects.txt", list);
+
+  // The report of every step.
+  const auto report = run_process(
+      {{in.report.string(), s.output.string(), "-o", (s.output / "report").string(), "-q"},
+       std::nullopt,
+       std::nullopt,
+       600});
+  if (!report.ok()) {
+    o.steps.push_back(fmt::format("the report failed ({}): {}", report.describe(),
+                                  std::string(trim(report.err))));
+  }
+  write_text(s.output / "summary.txt", hunt_summary(o, s.output));
+  write_text(status_file, "0\n");
+  return 0;
+}
+
+// --- submitting -----------------------------------------------------------------------------
+
+// The inner command line: the settings again, for `hunt --inside` in the job.
+std::vector<std::string> inner_args(const HuntSettings& s, const fs::path& collbench,
+                                    const fs::path& report) {
+  std::vector<std::string> a{"--nodes",
+                             std::to_string(s.nodes),
+                             "--tasks-per-node",
+                             std::to_string(s.tasks_per_node),
+                             "--tests",
+                             fmt::format("{}", fmt::join(s.tests, ",")),
+                             "-b",
+                             s.min_bytes,
+                             "-e",
+                             s.max_bytes,
+                             "-f",
+                             s.step_factor,
+                             "-n",
+                             std::to_string(s.iters),
+                             "-w",
+                             std::to_string(s.warmup),
+                             "--split",
+                             fmt::format("{}", fmt::join(s.splits, ",")),
+                             "--repeats",
+                             std::to_string(s.repeats),
+                             "--threshold",
+                             fmt::format("{}", s.threshold),
+                             "--launcher",
+                             s.launcher,
+                             "--collbench",
+                             collbench.string(),
+                             "--collbench-report",
+                             report.string(),
+                             "-o",
+                             s.output.string()};
+  append_optional_flags(s, a);
+  return a;
+}
+
+int submit_and_wait(const HuntSettings& s) {
+  const fs::path tmpl = hunt_template(s);
+  if (!fs::is_regular_file(tmpl)) {
+    throw_usage("the hunt's sbatch script {} does not exist; give --template", tmpl.string());
+  }
+  const fs::path site = site_env_path(s, tmpl);
+  if (!site.empty() && ::access(site.c_str(), R_OK) != 0) {
+    throw_usage("--site-env {}: {} cannot be read; give a name in slurm/env or a path", s.site_env,
+                site.string());
+  }
+  std::error_code ec;
+  if (fs::exists(s.output, ec) &&
+      (!fs::is_directory(s.output, ec) || !fs::is_empty(s.output, ec))) {
+    throw_usage(
+        "-o {}: exists and is not an empty directory; give a new one (collbench appends "
+        "to its results, which would mix two hunts)",
+        s.output.string());
+  }
+  fs::create_directories(s.output, ec);
+  if (ec) throw_runtime("cannot create {}: {}", s.output.string(), ec.message());
+
+  const auto collbench = beside_program(s, s.collbench, "collbench");
+  const auto report = beside_program(s, s.collbench_report, "collbench-report");
+  std::vector<std::string> argv{"sbatch", "--parsable", "--nodes=" + std::to_string(s.nodes),
+                                "--ntasks-per-node=" + std::to_string(s.tasks_per_node),
+                                "--output=" + (s.output / "job.out").string()};
+  if (!s.partition.empty()) argv.push_back("--partition=" + s.partition);
+  if (!s.time_limit.empty()) argv.push_back("--time=" + s.time_limit);
+  argv.push_back(tmpl.string());
+  for (auto& a : inner_args(s, collbench, report)) argv.push_back(std::move(a));
+
+  std::error_code self_ec;
+  const auto self = fs::read_symlink("/proc/self/exe", self_ec);
+  auto env = current_environment();
+  std::erase_if(env, [](const std::string& e) {
+    return e.starts_with("COLLBENCH_SWEEP=") || e.starts_with("COLLBENCH_SITE_ENV=");
+  });
+  env.push_back("COLLBENCH_SWEEP=" + (self_ec ? std::string("collbench-sweep") : self.string()));
+  if (!site.empty()) env.push_back("COLLBENCH_SITE_ENV=" + site.string());
+
+  const Slurm slurm;
+  const std::string id = slurm.submit(argv, env, "the hunt");
+  fmt::print(s.out, "submitted the hunt as job {} ({} nodes); results in {}\n", id, s.nodes,
+             s.output.string());
+  std::fflush(s.out);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::string state = "unknown";
+  while (true) {
+    const auto states = slurm.query({id});
+    const auto it = states.find(id);
+    if (it == states.end()) break;  // forgotten: ended long ago
+    state = it->second.state;
+    if (phase_of(state) == JobPhase::kEnded) break;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (s.timeout_s > 0 && waited > s.timeout_s) {
+      throw_runtime(
+          "gave up waiting after {:.0f} s; job {} is {} and goes on writing to {} "
+          "(scancel {} stops it)",
+          waited, id, state, s.output.string(), id);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(s.interval_s));
+  }
+  const auto status = read_file(s.output / "exit_status");
+  const std::string job_out = (s.output / "job.out").string();
+  if (!status || std::string(trim(*status)) != "0") {
+    // The last line of the job's output says why, when anything does.
+    std::string why;
+    if (const auto text = read_file(job_out)) {
+      std::istringstream lines(*text);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find("collbench-sweep:") != std::string::npos) why = std::string(trim(line));
+      }
+    }
+    throw_runtime("the hunt job {} ended {} without a result{}{}; see {}", id, state,
+                  why.empty() ? "" : ": ", why, job_out);
+  }
+  const auto summary = read_file(s.output / "summary.txt");
+  if (!summary)
+    throw_runtime("the hunt job {} wrote no {}", id, (s.output / "summary.txt").string());
+  std::fputs(summary->c_str(), s.out);
+  return 0;
+}
+
+}  // namespace
+
+void check_hunt_settings(const HuntSettings& s) {
+  if (s.nodes < kMinNodes || s.nodes > kMaxNodes) {
+    throw_usage(
+        "--nodes {}: the hunt needs {} to {} nodes (collbench-report names a host only against "
+        "at least three other pairs); run collbench-sweep hunt --help",
+        s.nodes, kMinNodes, kMaxNodes);
+  }
+  if (s.tasks_per_node < 1 || s.tasks_per_node > 1024) {
+    throw_usage("--tasks-per-node {}: give 1 to 1024", s.tasks_per_node);
+  }
+  if (s.tests.empty()) throw_usage("--tests is empty; name at least one collbench test");
+  bool pairs = false;
+  std::set<std::string> seen;
+  for (const auto& split : s.splits) {
+    if (!valid_split(split)) {
+      throw_usage("--split {}: give pairs, rail, node or sample:K, comma-separated", split);
+    }
+    if (!seen.insert(split).second) throw_usage("--split names {} twice", split);
+    pairs = pairs || pair_split(split);
+  }
+  if (!pairs) {
+    throw_usage(
+        "--split {}: the hunt needs pairs or sample:K among the modes (pair evidence names "
+        "hosts and links)",
+        fmt::join(s.splits, ","));
+  }
+  if (s.repeats < 1 || s.repeats > kMaxRepeats) {
+    throw_usage("--repeats {}: give 1 to {}", s.repeats, kMaxRepeats);
+  }
+  if (!(s.threshold > 0 && s.threshold < 1)) {
+    throw_usage("--threshold {}: give a percentage above 0% and below 100%, such as 25%",
+                s.threshold);
+  }
+  if (s.launcher != "srun" && s.launcher != "mpirun") {
+    throw_usage("--launcher {}: give srun or mpirun", s.launcher);
+  }
+  if (s.output.empty()) throw_usage("-o is empty; give the directory the hunt writes");
+}
+
+int run_hunt(const HuntSettings& settings) {
+  check_hunt_settings(settings);
+  HuntSettings s = settings;
+  s.output = fs::absolute(s.output).lexically_normal();
+  return s.inside ? run_inside(s) : submit_and_wait(s);
+}
+
+SuspectList parse_suspects(const std::string& text) {
+  SuspectList out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string l(trim(line));
+    if (l.empty()) continue;
+    if (l[0] != '#') {
+      out.hosts.push_back(l);
+      continue;
+    }
+    out.notes.push_back(l);
+    if (!l.starts_with(kLinkPrefix)) continue;
+    // "# slow link: a <-> b: 41% of the median pair"
+    const std::string rest = l.substr(kLinkPrefix.size());
+    const auto arrow = rest.find(" <-> ");
+    if (arrow == std::string::npos) continue;
+    const auto colon = rest.find(": ", arrow);
+    std::string b =
+        rest.substr(arrow + 5, colon == std::string::npos ? std::string::npos : colon - arrow - 5);
+    out.links.emplace_back(rest.substr(0, arrow), b);
+  }
+  return out;
+}
+
+std::vector<std::string> good_nodes(const std::vector<std::string>& hosts,
+                                    const SuspectList& suspects) {
+  std::vector<std::string> good;
+  for (const auto& h : hosts) {
+    if (contains(suspects.hosts, h)) continue;
+    const bool in_link = std::any_of(suspects.links.begin(), suspects.links.end(),
+                                     [&](const auto& l) { return l.first == h || l.second == h; });
+    if (!in_link) good.push_back(h);
+  }
+  return good;
+}
+
+std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& reference) {
+  std::vector<double> ratios;
+  for (const auto& [key, v] : run) {
+    const auto it = reference.find(key);
+    if (it != reference.end() && it->second > 0) ratios.push_back(v / it->second);
+  }
+  if (ratios.empty()) return std::nullopt;
+  return median(ratios);
+}
+
+void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& measure) {
+  o.retests.clear();
+  o.findings.clear();
+  if (o.suspects.empty()) return;
+  const auto good = good_nodes(o.hosts, o.suspects);
+  if (good.empty()) {
+    for (const auto& h : o.suspects.hosts) {
+      o.findings.push_back(
+          {h, std::nullopt, Verdict::kNotConfirmed, "no known-good node to retest with"});
+    }
+    for (const auto& [a, b] : o.suspects.links) {
+      o.findings.push_back({a, b, Verdict::kNotConfirmed, "no known-good node to retest with"});
+    }
+    return;
+  }
+  o.good = good[0];
+  // The reference: two good nodes measured alone, as every retest is; the tournament's median
+  // pair (measured with the other pairs of its round running) only when there is no such pair.
+  o.reference = tournament;
+  o.reference_what = "the tournament's median pair";
+  if (good.size() >= 2) {
+    Retest ref = measure(good[0], good[1]);
+    if (ref.failure.empty() && !ref.bandwidths.empty()) {
+      o.reference = ref.bandwidths;
+      o.reference_peer = good[1];
+      o.reference_what = fmt::format("the good pair {} alone", link_name(good[0], good[1]));
+      ref.ratio = 1;
+    }
+    o.retests.push_back(ref);
+    o.commands.push_back(ref.command);
+  }
+  std::map<std::pair<std::string, std::string>, std::size_t> done;
+  auto retest = [&](const std::string& a, const std::string& b) -> const Retest& {
+    const auto key = std::make_pair(a, b);
+    if (const auto it = done.find(key); it != done.end()) return o.retests[it->second];
+    Retest t = measure(a, b);
+    if (t.failure.empty()) t.ratio = bandwidth_ratio(t.bandwidths, o.reference);
+    if (t.failure.empty() && !t.ratio) t.failure = "it measured nothing the reference has";
+    o.commands.push_back(t.command);
+    o.retests.push_back(std::move(t));
+    done[key] = o.retests.size() - 1;
+    return o.retests.back();
+  };
+  auto words = [&](const Retest& t) {
+    if (!t.failure.empty()) return fmt::format("{} failed: {}", link_name(t.a, t.b), t.failure);
+    return fmt::format("{} {} of the reference ({})", link_name(t.a, t.b), percent(*t.ratio),
+                       gbps(t.bandwidths));
+  };
+  std::vector<std::string> bad;
+  for (const auto& h : o.suspects.hosts) {
+    const Retest t = retest(h, o.good);
+    Finding f{h, std::nullopt, Verdict::kNotConfirmed, words(t)};
+    if (t.slow(o.threshold)) {
+      f.verdict = Verdict::kBadNode;
+      bad.push_back(h);
+    }
+    o.findings.push_back(std::move(f));
+  }
+  for (const auto& [a, b] : o.suspects.links) {
+    const Retest ta = retest(a, o.good);
+    const Retest tb = retest(b, o.good);
+    // An end still slow with a good partner is a bad node; the link itself is then unproven.
+    bool any_bad = false;
+    for (const auto* t : {&ta, &tb}) {
+      if (!t->slow(o.threshold)) continue;
+      any_bad = true;
+      if (!contains(bad, t->a)) {
+        bad.push_back(t->a);
+        o.findings.push_back(
+            {t->a, std::nullopt, Verdict::kBadNode,
+             fmt::format("an end of the slow link {}: {}", link_name(a, b), words(*t))});
+      }
+    }
+    if (any_bad) continue;
+    if (!ta.failure.empty() || !tb.failure.empty()) {
+      o.findings.push_back(
+          {a, b, Verdict::kNotConfirmed, fmt::format("{}; {}", words(ta), words(tb))});
+      continue;
+    }
+    const Retest tab = retest(a, b);
+    Finding f{a, b, Verdict::kNotConfirmed,
+              fmt::format("{}; {}; {}", words(ta), words(tb), words(tab))};
+    if (tab.slow(o.threshold)) f.verdict = Verdict::kBadLink;
+    o.findings.push_back(std::move(f));
+  }
+}
+
+std::vector<std::string> confirmed_hosts(const HuntOutcome& o) {
+  std::vector<std::string> out;
+  for (const auto& f : o.findings) {
+    if (f.verdict == Verdict::kBadNode && !contains(out, f.host)) out.push_back(f.host);
+  }
+  return out;
+}
+
+std::string hunt_summary(const HuntOutcome& o, const fs::path& output) {
+  std::string s = fmt::format("collbench-sweep hunt: job {}, {} nodes: {}\n", o.job_id,
+                              o.hosts.size(), fmt::join(o.hosts, " "));
+  for (const auto& step : o.steps) s += fmt::format("  {}\n", step);
+  if (o.suspects.empty()) {
+    s += "suspects (collbench-report --suspects): none\n";
+  } else {
+    s +=
+        fmt::format("suspects (collbench-report --suspects): {}\n",
+                    o.suspects.hosts.empty() ? std::string("no host")
+                                             : fmt::format("{}", fmt::join(o.suspects.hosts, " ")));
+    for (const auto& note : o.suspects.notes) s += fmt::format("  {}\n", note);
+  }
+  if (!o.good.empty()) {
+    s += fmt::format("retests with the good node {}, against {}: {}; slow below {}\n", o.good,
+                     o.reference_what, gbps(o.reference), percent(1 - o.threshold));
+  }
+  for (const auto& f : o.findings) {
+    const std::string who = f.peer ? link_name(f.host, *f.peer) : f.host;
+    std::string verdict;
+    switch (f.verdict) {
+      case Verdict::kBadNode:
+        verdict = "bad node";
+        break;
+      case Verdict::kBadLink:
+        verdict = fmt::format("bad link ({} with {})", f.host, *f.peer);
+        break;
+      case Verdict::kNotConfirmed:
+        verdict = "not confirmed";
+        break;
+    }
+    s += fmt::format("  {}: {}: {}\n", who, verdict, f.evidence);
+  }
+  const auto bad = confirmed_hosts(o);
+  s += fmt::format("confirmed bad hosts ({}): {}\n", (output / "suspects.txt").string(),
+                   bad.empty() ? std::string("none") : fmt::format("{}", fmt::join(bad, " ")));
+  if (!bad.empty()) {
+    s += fmt::format("  exclude them: sbatch --exclude=$(paste -sd, {}) ...\n",
+                     shell_quote((output / "suspects.txt").string()));
+  }
+  s += "reproduce (inside an allocation of these nodes):\n";
+  for (const auto& c : o.commands) s += fmt::format("  {}\n", c);
+  s += fmt::format("report: {}\n", (output / "report").string());
+  return s;
+}
+
+}  // namespace collbench::sweep

@@ -1,0 +1,553 @@
+// Slow hosts and links (collbench/report/suspects.h): synthetic pair tournaments with one bad
+// host or one bad link, noise alone over many seeded sets, straggler rows, the --suspects output
+// and the report's section.
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <set>
+
+#include "collbench/report/report.h"
+#include "collbench/report/suspects.h"
+#include "report_test_util.h"
+
+namespace collbench::report {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string host_name(int i) { return fmt::format("node-{:02}", i); }
+
+constexpr int kRanksPerHost = 2;
+
+struct PairSpec {
+  int hosts = 4;
+  int bad_host = -1;
+  int link_a = -1, link_b = -1;  ///< a bad link, when both are set
+  double slow = 0.5;             ///< busbw factor of a bad pair
+  double noise = 0;              ///< sigma of the lognormal noise per row
+  unsigned seed = 1;
+  int repeats = 1;
+  std::vector<std::uint64_t> sizes{1 << 20, 16 << 20, 256 << 20};
+  SplitMode mode = SplitMode::kPairs;
+};
+
+// Rounds of a round-robin tournament (the circle method; with an odd count one host sits out
+// each round).
+std::vector<std::vector<std::pair<int, int>>> tournament(int n) {
+  const int m = n % 2 ? n + 1 : n;
+  std::vector<int> order(m);
+  for (int i = 0; i < m; ++i) order[i] = i;
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  for (int r = 0; r < m - 1; ++r) {
+    std::vector<std::pair<int, int>> round;
+    for (int i = 0; i < m / 2; ++i) {
+      const int a = order[i], b = order[m - 1 - i];
+      if (a < n && b < n) round.emplace_back(std::min(a, b), std::max(a, b));
+    }
+    rounds.push_back(round);
+    std::rotate(order.begin() + 1, order.end() - 1, order.end());
+  }
+  return rounds;
+}
+
+ReadRow pair_row(const PairSpec& s, int repeat, int round, int index, int a, int b,
+                 std::uint64_t bytes, double busbw, std::mt19937& rng) {
+  ReadRow row;
+  row.run_id = Name(fmt::format("pairs-{}", repeat));
+  row.test = Name("all_reduce");
+  row.backend = Name("nccl");
+  row.dtype = DType::kFloat;
+  row.op = ReduceOp::kSum;
+  row.bytes = bytes;
+  row.count = bytes / 4;
+  row.nranks = s.hosts * kRanksPerHost;
+  row.nodes = s.hosts;
+  row.iterations = 20;
+  row.busbw_gbps = busbw;
+  row.algbw_gbps = busbw / 1.5;
+  const double t = static_cast<double>(bytes) * 1.5 / (busbw * 1e3);
+  RowTimes& times = row.time_us.emplace();
+  times.reported = times.slowest = t;
+  times.mean = t / 1.02;
+  times.fastest = t / 1.04;
+  RowGroup g;
+  g.mode = s.mode;
+  g.round = round;
+  g.index = index;
+  g.hosts = {Name(host_name(a)), Name(host_name(b))};
+  for (int h : {a, b}) {
+    for (int k = 0; k < kRanksPerHost; ++k) g.ranks.push_back(h * kRanksPerHost + k);
+  }
+  const int slowest =
+      g.ranks[std::uniform_int_distribution<std::size_t>(0, g.ranks.size() - 1)(rng)];
+  row.slowest_rank = slowest;
+  row.slowest_host = Name(host_name(slowest / kRanksPerHost));
+  row.group = std::move(g);
+  return row;
+}
+
+ResultSet pair_set(const PairSpec& s) {
+  std::mt19937 rng(s.seed);
+  std::normal_distribution<double> noise(0, 1);
+  ResultSet set;
+  const auto rounds = tournament(s.hosts);
+  for (int repeat = 0; repeat < s.repeats; ++repeat) {
+    for (std::size_t r = 0; r < rounds.size(); ++r) {
+      for (std::size_t i = 0; i < rounds[r].size(); ++i) {
+        const auto [a, b] = rounds[r][i];
+        const bool bad = a == s.bad_host || b == s.bad_host ||
+                         (std::min(s.link_a, s.link_b) == a && std::max(s.link_a, s.link_b) == b);
+        for (auto bytes : s.sizes) {
+          // Bandwidth grows with size; the analysis must not care.
+          const double base = 40 + 10 * std::log2(static_cast<double>(bytes) / (1 << 20));
+          const double busbw = base * (bad ? s.slow : 1) * std::exp(s.noise * noise(rng));
+          set.rows.push_back(pair_row(s, repeat, static_cast<int>(r), static_cast<int>(i), a, b,
+                                      bytes, busbw, rng));
+        }
+      }
+    }
+  }
+  return set;
+}
+
+std::vector<std::string> suspect_names(const SuspectReport& report) {
+  std::vector<std::string> names;
+  for (const auto& s : report.suspects) names.push_back(s.host.str());
+  return names;
+}
+
+TEST(Suspects, TournamentCoversEveryPairOnce) {
+  for (int n : {4, 5, 6, 7}) {
+    std::set<std::pair<int, int>> seen;
+    for (const auto& round : tournament(n)) {
+      for (auto p : round) EXPECT_TRUE(seen.insert(p).second) << n;
+    }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(n * (n - 1) / 2)) << n;
+  }
+}
+
+TEST(Suspects, OneBadHostIsNamedAloneForFourFiveAndSixHosts) {
+  for (int n : {4, 5, 6}) {
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      PairSpec s;
+      s.hosts = n;
+      s.bad_host = static_cast<int>(seed) % n;
+      s.noise = 0.05;
+      s.seed = seed;
+      const SuspectReport report = find_suspects(pair_set(s));
+      EXPECT_EQ(suspect_names(report), std::vector<std::string>{host_name(s.bad_host)})
+          << "N=" << n << " seed " << seed;
+      ASSERT_FALSE(report.suspects.empty());
+      EXPECT_EQ(report.suspects[0].evidence, Evidence::kPairs);
+      EXPECT_NE(report.suspects[0].reason.find("pair evidence"), std::string::npos);
+      EXPECT_TRUE(report.links.empty()) << "N=" << n << " seed " << seed;
+      EXPECT_EQ(report.hosts.size(), static_cast<std::size_t>(n));
+      EXPECT_EQ(report.pairs.size(), static_cast<std::size_t>(n * (n - 1) / 2));
+    }
+  }
+}
+
+TEST(Suspects, AMildlySlowHostIsNamedToo) {
+  PairSpec s;
+  s.hosts = 6;
+  s.bad_host = 2;
+  s.slow = 0.8;
+  s.noise = 0.03;
+  s.repeats = 2;
+  EXPECT_EQ(suspect_names(find_suspects(pair_set(s))), std::vector<std::string>{host_name(2)});
+}
+
+TEST(Suspects, OneBadLinkIsNamedAsTheLinkNeverAsAHost) {
+  for (int n : {4, 6}) {
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      PairSpec s;
+      s.hosts = n;
+      s.link_a = static_cast<int>(seed) % n;
+      s.link_b = (s.link_a + 1 + static_cast<int>(seed) % (n - 1)) % n;
+      s.noise = 0.05;
+      s.seed = seed;
+      const SuspectReport report = find_suspects(pair_set(s));
+      EXPECT_TRUE(report.suspects.empty())
+          << "N=" << n << " seed " << seed << ": "
+          << fmt::format("{}", fmt::join(suspect_names(report), ","));
+      ASSERT_EQ(report.links.size(), 1u) << "N=" << n << " seed " << seed;
+      const auto lo = std::min(s.link_a, s.link_b), hi = std::max(s.link_a, s.link_b);
+      EXPECT_EQ(report.links[0].a.str(), host_name(lo));
+      EXPECT_EQ(report.links[0].b.str(), host_name(hi));
+      EXPECT_NEAR(report.links[0].ratio, 0.5, 0.1);
+    }
+  }
+}
+
+TEST(Suspects, ABadHostAndABadLinkAreBothNamed) {
+  PairSpec s;
+  s.hosts = 6;
+  s.bad_host = 5;
+  s.link_a = 0;
+  s.link_b = 1;
+  const SuspectReport report = find_suspects(pair_set(s));
+  EXPECT_EQ(suspect_names(report), std::vector<std::string>{host_name(5)});
+  ASSERT_EQ(report.links.size(), 1u);
+  EXPECT_EQ(suspects_text(report),
+            "node-05\n# slow link: node-00 <-> node-01: 50% of the median pair\n");
+}
+
+// Noise alone: pair rows with ±10% lognormal noise must name nothing. The false-positive rate
+// is measured over many seeded sets of 4 to 8 hosts and printed.
+double false_positive_rate(int sets, std::vector<std::uint64_t> sizes, int repeats) {
+  int positives = 0;
+  for (int k = 0; k < sets; ++k) {
+    PairSpec s;
+    s.hosts = 4 + k % 5;
+    s.noise = 0.10;
+    s.seed = 1000 + static_cast<unsigned>(k);
+    s.sizes = sizes;
+    s.repeats = repeats;
+    const SuspectReport report = find_suspects(pair_set(s));
+    positives += !report.suspects.empty() || !report.links.empty();
+  }
+  return static_cast<double>(positives) / sets;
+}
+
+TEST(Suspects, NoiseAloneNamesNothing) {
+  constexpr int kSets = 1000;
+  const double three_sizes = false_positive_rate(kSets, {1 << 20, 16 << 20, 256 << 20}, 1);
+  const double one_size = false_positive_rate(kSets, {256 << 20}, 1);
+  std::cout << fmt::format(
+      "false-positive rate over {} seeded sets (N = 4..8, 10% lognormal noise): {:.1f}% with 3 "
+      "sizes, {:.1f}% with 1 size\n",
+      kSets, 100 * three_sizes, 100 * one_size);
+  RecordProperty("false_positive_rate_3_sizes", fmt::format("{}", three_sizes));
+  RecordProperty("false_positive_rate_1_size", fmt::format("{}", one_size));
+  EXPECT_LE(three_sizes, 0.01);
+  EXPECT_LE(one_size, 0.015);
+}
+
+// The other side of the rule: a bad host or a bad link at half speed is found, as itself and
+// nothing else, at 5% noise in every set and at the 10% noise above in most.
+TEST(Suspects, BadHostsAndLinksAreFoundThroughNoise) {
+  constexpr int kSets = 200;
+  for (double noise : {0.05, 0.10}) {
+    int hosts_found = 0, links_found = 0;
+    for (int k = 0; k < kSets; ++k) {
+      PairSpec s;
+      s.hosts = 4 + k % 5;
+      s.noise = noise;
+      s.seed = 5000 + static_cast<unsigned>(k);
+      s.bad_host = k % s.hosts;
+      const SuspectReport host = find_suspects(pair_set(s));
+      hosts_found += suspect_names(host) == std::vector<std::string>{host_name(s.bad_host)} &&
+                     host.links.empty();
+      s.bad_host = -1;
+      s.link_a = k % s.hosts;
+      s.link_b = (k + 1) % s.hosts;
+      const SuspectReport link = find_suspects(pair_set(s));
+      links_found += link.suspects.empty() && link.links.size() == 1;
+    }
+    std::cout << fmt::format(
+        "found at {:.0f}% noise over {} sets (N = 4..8, 3 sizes): the bad host alone in "
+        "{:.1f}%, the bad link alone in {:.1f}%\n",
+        100 * noise, kSets, 100.0 * hosts_found / kSets, 100.0 * links_found / kSets);
+    EXPECT_GE(hosts_found, kSets * (noise < 0.1 ? 99 : 90) / 100) << noise;
+    EXPECT_GE(links_found, kSets * (noise < 0.1 ? 99 : 75) / 100) << noise;
+  }
+}
+
+TEST(Suspects, ManyHostsShareOneReferenceAndStillNameTheBadOnes) {
+  // 70 hosts: 2415 pairs, past the exact references.
+  PairSpec s;
+  s.hosts = 70;
+  s.bad_host = 12;
+  s.link_a = 3;
+  s.link_b = 40;
+  s.noise = 0.05;
+  const SuspectReport report = find_suspects(pair_set(s));
+  EXPECT_EQ(report.pairs.size(), 2415u);
+  EXPECT_EQ(suspect_names(report), std::vector<std::string>{host_name(12)});
+  ASSERT_EQ(report.links.size(), 1u);
+  EXPECT_EQ(report.links[0].a.str(), host_name(3));
+  EXPECT_EQ(report.links[0].b.str(), host_name(40));
+  ASSERT_NE(report.pair(Name(host_name(40)), Name(host_name(3))), nullptr);
+  EXPECT_EQ(report.pair(Name(host_name(40)), Name(host_name(3)))->a.str(), host_name(3));
+  EXPECT_EQ(report.pair(Name(host_name(40)), Name("elsewhere")), nullptr);
+}
+
+TEST(Suspects, ThreeHostsOrFewerNameNothingFromPairs) {
+  // With three hosts a host's other pairs are one pair: too few to know what normal is.
+  PairSpec s;
+  s.hosts = 3;
+  s.bad_host = 0;
+  const SuspectReport report = find_suspects(pair_set(s));
+  EXPECT_TRUE(report.suspects.empty());
+  EXPECT_TRUE(report.links.empty());
+  EXPECT_EQ(report.pairs.size(), 3u);
+}
+
+TEST(Suspects, SmallSizesAreLeftOutWhenLargeOnesWereMeasured) {
+  PairSpec s;
+  s.hosts = 5;
+  s.bad_host = 1;
+  s.sizes = {8, 1024, 64 << 10, 4 << 20};
+  ResultSet set = pair_set(s);
+  // The bad host's latency is fine: make its small-size pairs as fast as the others.
+  for (auto& row : set.rows) {
+    if (row.bytes < (1 << 20)) row.busbw_gbps = 1.0;
+  }
+  EXPECT_EQ(suspect_names(find_suspects(set)), std::vector<std::string>{host_name(1)});
+}
+
+// --- Stragglers. --------------------------------------------------------------------------------
+
+// Ordinary rows of one 4-host job (2 ranks per host), with its context record.
+ResultSet straggler_set(int rows, double bad_share, int bad_host, double bad_excess,
+                        double other_excess, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  ResultSet set;
+  const Name run("job-1");
+  ReadContext context;
+  context.context.run_id = "job-1";
+  for (int h = 0; h < 4; ++h) {
+    HostRecord host;
+    host.name = host_name(h);
+    host.ranks = {h * kRanksPerHost, h * kRanksPerHost + 1};
+    context.context.hosts.push_back(host);
+  }
+  set.contexts.emplace(run, context);
+  for (int i = 0; i < rows; ++i) {
+    ReadRow row;
+    row.run_id = run;
+    row.test = Name("all_reduce");
+    row.backend = Name("nccl");
+    row.bytes = std::uint64_t{1} << (10 + i % 10);
+    row.nranks = 4 * kRanksPerHost;
+    row.nodes = 4;
+    row.busbw_gbps = 10;
+    const bool bad = unit(rng) < bad_share;
+    const int rank = bad ? bad_host * kRanksPerHost + 1
+                         : static_cast<int>(unit(rng) * 4 * kRanksPerHost) % (4 * kRanksPerHost);
+    const double excess = rank / kRanksPerHost == bad_host && bad ? bad_excess : other_excess;
+    RowTimes& t = row.time_us.emplace();
+    t.mean = 100;
+    t.reported = t.slowest = 100 * (1 + excess);
+    t.fastest = 95;
+    row.slowest_rank = rank;
+    row.slowest_host = Name(host_name(rank / kRanksPerHost));
+    set.rows.push_back(row);
+  }
+  return set;
+}
+
+TEST(Suspects, AStragglerHostInOrdinaryRowsIsNamed) {
+  const SuspectReport report = find_suspects(straggler_set(60, 0.7, 2, 0.15, 0.02, 7));
+  ASSERT_EQ(suspect_names(report), std::vector<std::string>{host_name(2)});
+  EXPECT_EQ(report.suspects[0].evidence, Evidence::kStragglers);
+  EXPECT_NE(report.suspects[0].reason.find("straggler evidence"), std::string::npos);
+  EXPECT_EQ(report.group_rows, 0u);
+  EXPECT_TRUE(report.worth_showing());
+  ASSERT_FALSE(report.stragglers.empty());
+  const Straggler& top = report.stragglers[0];
+  EXPECT_EQ(top.host.str(), host_name(2));
+  EXPECT_EQ(top.rank, -1);
+  EXPECT_EQ(top.rows, 60u);
+  EXPECT_DOUBLE_EQ(top.chance, 0.25);
+  EXPECT_NEAR(top.median_excess, 0.15, 1e-9);
+  EXPECT_TRUE(top.named);
+  // Its rank 5 comes right below it.
+  ASSERT_GT(report.stragglers.size(), 1u);
+  EXPECT_EQ(report.stragglers[1].rank, 5);
+  EXPECT_EQ(report.stragglers[1].rows, 60u);
+  EXPECT_DOUBLE_EQ(report.stragglers[1].chance, 1.0 / 8);
+}
+
+TEST(Suspects, StragglersByChanceOrByATinyMarginAreNotNamed) {
+  // Uniformly random slowest ranks, each late by 15%: chance, not a host.
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    const SuspectReport report = find_suspects(straggler_set(80, 0, 0, 0.15, 0.15, seed));
+    EXPECT_TRUE(report.suspects.empty()) << seed;
+    EXPECT_FALSE(report.worth_showing()) << seed;
+  }
+  // Always the same host, but by 1%: ranks of any job finish that far apart.
+  const SuspectReport tiny = find_suspects(straggler_set(60, 1.0, 1, 0.01, 0.01, 3));
+  EXPECT_TRUE(tiny.suspects.empty());
+  ASSERT_FALSE(tiny.stragglers.empty());
+  EXPECT_EQ(tiny.stragglers[0].slowest, 60u);
+  EXPECT_FALSE(tiny.stragglers[0].named);
+  // Too few rows to tell.
+  EXPECT_TRUE(find_suspects(straggler_set(5, 1.0, 1, 0.5, 0.5, 3)).suspects.empty());
+}
+
+TEST(Suspects, AJobOfAnyRankCountIsNotSpeltOut) {
+  // nranks comes from the input: two billion ranks must cost nothing.
+  ResultSet set = straggler_set(40, 0.8, 1, 0.2, 0.02, 5);
+  for (auto& row : set.rows) row.nranks = 2'000'000'000;
+  const SuspectReport report = find_suspects(set);
+  EXPECT_EQ(suspect_names(report), std::vector<std::string>{host_name(1)});
+}
+
+TEST(Suspects, StragglersInPairRowsCountAgainstTheirPair) {
+  PairSpec s;
+  s.hosts = 6;
+  s.repeats = 4;
+  ResultSet set = pair_set(s);
+  // node-03 is the slowest of every pair it is in, by 20%.
+  for (auto& row : set.rows) {
+    if (row.group->hosts[0] == host_name(3) || row.group->hosts[1] == host_name(3)) {
+      row.slowest_rank = 3 * kRanksPerHost;
+      row.slowest_host = Name(host_name(3));
+      row.time_us->slowest = row.time_us->mean * 1.2;
+    }
+  }
+  const SuspectReport report = find_suspects(set);
+  ASSERT_EQ(suspect_names(report), std::vector<std::string>{host_name(3)});
+  EXPECT_EQ(report.suspects[0].evidence, Evidence::kStragglers);
+  EXPECT_DOUBLE_EQ(report.stragglers[0].chance, 0.5);
+}
+
+TEST(Suspects, BinomialTail) {
+  EXPECT_DOUBLE_EQ(binomial_tail(0, 10, 0.3), 1);
+  EXPECT_NEAR(binomial_tail(3, 3, 0.5), 0.125, 1e-12);
+  EXPECT_NEAR(binomial_tail(2, 3, 0.5), 0.5, 1e-12);
+  EXPECT_NEAR(binomial_tail(60, 60, 0.25), std::pow(0.25, 60), 1e-40);
+  EXPECT_DOUBLE_EQ(binomial_tail(4, 3, 0.5), 0);
+}
+
+// --- Output. ------------------------------------------------------------------------------------
+
+TEST(Suspects, TextIsHostsThenLinkCommentsAndNothingWhenClean) {
+  PairSpec host;
+  host.hosts = 5;
+  host.bad_host = 4;
+  EXPECT_EQ(suspects_text(find_suspects(pair_set(host))), "node-04\n");
+  PairSpec link;
+  link.hosts = 4;
+  link.link_a = 1;
+  link.link_b = 3;
+  EXPECT_EQ(suspects_text(find_suspects(pair_set(link))),
+            "# slow link: node-01 <-> node-03: 50% of the median pair\n");
+  PairSpec clean;
+  clean.hosts = 6;
+  EXPECT_EQ(suspects_text(find_suspects(pair_set(clean))), "");
+}
+
+TEST(Suspects, AHostNameThatIsNoHostnameStaysOutOfTheList) {
+  PairSpec s;
+  s.hosts = 4;
+  s.bad_host = 0;
+  ResultSet set = pair_set(s);
+  for (auto& row : set.rows) {
+    for (auto& h : row.group->hosts) {
+      if (h == host_name(0)) h = Name("evil\nnode,x");
+    }
+  }
+  EXPECT_EQ(suspects_text(find_suspects(set)),
+            "# slow host with a name that is not a hostname: evil\\x0anode,x\n");
+}
+
+// The report's section, from result files as collbench writes them.
+std::string jsonl(const ResultSet& set) {
+  std::string text;
+  for (const auto& row : set.rows) text += to_json(row).dump() + "\n";
+  return text;
+}
+
+TEST(Suspects, ReportSectionOnlyWithGroupRows) {
+  PairSpec s;
+  s.hosts = 5;
+  s.bad_host = 3;
+  TempDir dir;
+  dir.write("in/pairs.jsonl", jsonl(pair_set(s)));
+  ReportOptions o;
+  o.inputs = {(dir.path() / "in").string()};
+  o.output = (dir.path() / "out").string();
+  ASSERT_EQ(run(o, nullptr, nullptr), 0);
+  const std::string html = testing::read_file(dir.path() / "out" / "index.html");
+  EXPECT_NE(html.find("<section id=\"suspects\">"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"#suspects\">"), std::string::npos);
+  EXPECT_NE(html.find("id=\"fig-suspects-heatmap\""), std::string::npos);
+  EXPECT_NE(html.find("node-03</strong> (slow pairs)"), std::string::npos);
+  // 5 hosts: 20 coloured cells, 5 blank diagonal ones, names on both axes.
+  const auto section = html.substr(html.find("<section id=\"suspects\">"));
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto p = section.find(what); p != std::string::npos; p = section.find(what, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<title>node-"), 20u);
+  EXPECT_EQ(count("fill=\"none\" stroke=\"#c8ccd2\""), 5u);
+  EXPECT_EQ(count(">node-03</text>"), 2u);
+  EXPECT_NE(section.find("suspects-scale"), std::string::npos);  // the legend
+  const std::string md = testing::read_file(dir.path() / "out" / "summary.md");
+  EXPECT_NE(md.find("## Slow nodes and links"), std::string::npos);
+  EXPECT_NE(md.find("- **node-03** (slow pairs)"), std::string::npos);
+  EXPECT_NE(md.find("| Host | node-00 | node-01 |"), std::string::npos);
+  EXPECT_NE(md.find("### Stragglers"), std::string::npos);
+
+  // Ordinary rows without a straggler: no section at all.
+  TempDir plain;
+  testing::RunSpec spec;
+  plain.write("in/plain.jsonl", testing::run_text(spec));
+  o.inputs = {(plain.path() / "in").string()};
+  o.output = (plain.path() / "out").string();
+  ASSERT_EQ(run(o, nullptr, nullptr), 0);
+  EXPECT_EQ(testing::read_file(plain.path() / "out" / "index.html").find("suspects"),
+            std::string::npos);
+  EXPECT_EQ(testing::read_file(plain.path() / "out" / "summary.md").find("Slow nodes"),
+            std::string::npos);
+}
+
+TEST(Suspects, SuspectsModePrintsOnlyTheListAndWritesNoReportWithoutOutput) {
+  PairSpec s;
+  s.hosts = 6;
+  s.bad_host = 5;
+  s.link_a = 0;
+  s.link_b = 1;
+  TempDir dir;
+  dir.write("in/pairs.jsonl", jsonl(pair_set(s)));
+  ReportOptions o;
+  o.inputs = {(dir.path() / "in").string()};
+  o.suspects = true;
+  const auto cwd = fs::current_path();
+  fs::current_path(dir.path());
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  ASSERT_TRUE(out && err);
+  const int code = run(o, out, err);
+  fs::current_path(cwd);
+  EXPECT_EQ(code, 0);
+  auto text_of = [](std::FILE* f) {
+    std::string text;
+    std::rewind(f);
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+    std::fclose(f);
+    return text;
+  };
+  EXPECT_EQ(text_of(out), "node-05\n# slow link: node-00 <-> node-01: 50% of the median pair\n");
+  EXPECT_NE(text_of(err).find("slow host node-05: pair evidence"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.path() / "report"));
+
+  // With -o the report is written as well.
+  o.output = (dir.path() / "out").string();
+  EXPECT_EQ(run(o, nullptr, nullptr), 0);
+  EXPECT_TRUE(fs::exists(dir.path() / "out" / "index.html"));
+}
+
+TEST(Suspects, SuspectsFlagUsage) {
+  auto parse = [](std::vector<const char*> args) {
+    std::string exit_text;
+    args.insert(args.begin(), "collbench-report");
+    return parse_command_line(static_cast<int>(args.size()), args.data(), exit_text);
+  };
+  EXPECT_TRUE(parse({"results", "--suspects"}).suspects);
+  EXPECT_THROW(parse({"results", "--suspects", "--format", "gbench"}), Error);
+  EXPECT_THROW(parse({"--suspects", "--baseline", "a", "--candidate", "b"}), Error);
+}
+
+}  // namespace
+}  // namespace collbench::report

@@ -1,0 +1,405 @@
+// collbench-sweep hunt without Slurm: its command line and every refusal, collbench-report's
+// --suspects text read back, the choice of the known-good node, the verdicts from given retest
+// numbers, bandwidths read from JSONL fixture files, and the summary.
+#include "collbench/sweep/hunt.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collbench/error.h"
+#include "collbench/sweep/cli.h"
+
+namespace collbench::sweep {
+namespace {
+namespace fs = std::filesystem;
+
+CampaignRules rules() {
+  CampaignRules r;
+  r.known_tests = {"all_reduce"};
+  r.backends = {{"mpi", false}};
+  // Stands in for collbench's own check: refuses an unknown test.
+  r.check_collbench_args = [](const std::vector<std::string>& argv) {
+    if (argv.at(1) != "all_reduce" && argv.at(1) != "all_gather") {
+      throw_usage("unknown test '{}'", argv.at(1));
+    }
+  };
+  return r;
+}
+
+SweepCommand hunt(std::vector<const char*> args) {
+  args.insert(args.begin(), {"collbench-sweep", "hunt"});
+  return parse_command_line(static_cast<int>(args.size()), args.data(), rules()).command;
+}
+
+std::string usage_error(std::vector<const char*> args) {
+  try {
+    hunt(args);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return "";
+}
+
+TEST(HuntCli, OptionsReachTheSettings) {
+  const auto c =
+      hunt({"--nodes",    "8",        "--partition", "gpu", "--tests",    "all_reduce,all_gather",
+            "-b",         "2M",       "-e",          "8M",  "-f",         "2",
+            "-n",         "3",        "-w",          "1",   "--split",    "pairs,rail",
+            "--repeats",  "2",        "--threshold", "40%", "--launcher", "mpirun",
+            "--site-env", "tcp-only", "--time",      "10",  "-o",         "out"});
+  EXPECT_EQ(c.subcommand, Subcommand::kHunt);
+  const auto& s = c.hunt;
+  EXPECT_EQ(s.nodes, 8);
+  EXPECT_EQ(s.partition, "gpu");
+  EXPECT_EQ(s.tests, (std::vector<std::string>{"all_reduce", "all_gather"}));
+  EXPECT_EQ(s.splits, (std::vector<std::string>{"pairs", "rail"}));
+  EXPECT_EQ(s.repeats, 2);
+  EXPECT_DOUBLE_EQ(s.threshold, 0.4);
+  EXPECT_EQ(s.launcher, "mpirun");
+  EXPECT_EQ(s.site_env, "tcp-only");
+  EXPECT_EQ(s.time_limit, "10");
+  EXPECT_EQ(s.output, "out");
+  EXPECT_FALSE(s.inside);
+  EXPECT_EQ(hunt_collbench_args(s),
+            (std::vector<std::string>{"all_reduce", "all_gather", "-b", "2M", "-e", "8M", "-f", "2",
+                                      "-n", "3", "-w", "1"}));
+  EXPECT_DOUBLE_EQ(hunt({"--nodes", "4", "-o", "d", "--threshold", "0.1"}).hunt.threshold, 0.1);
+  const auto p =
+      hunt({"--nodes", "4", "-o", "d", "--precision", "5%", "--max-time", "2", "--backend", "mpi"});
+  EXPECT_EQ(
+      hunt_collbench_args(p.hunt),
+      (std::vector<std::string>{"all_reduce", "-b", "1M", "-e", "64M", "-f", "4", "-n", "20", "-w",
+                                "5", "--backend", "mpi", "--precision", "5%", "--max-time", "2"}));
+}
+
+TEST(HuntCli, BadUsageIsOneLine) {
+  EXPECT_NE(usage_error({"-o", "d"}).find("--nodes"), std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4"}).find("-o"), std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "3", "-o", "d"}).find("at least three other pairs"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--split", "rail"}).find("pairs or sample:K"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--split", "pairs,bogus"}).find("bogus"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--split", "pairs,pairs"}).find("twice"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--split", "sample:"}).find("sample:K"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--tests", "all_reduce,,x"}).find("empty"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--tests", "bogus"}).find("unknown test"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--threshold", "100%"}).find("--threshold"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--threshold", "2"}).find("--threshold"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--launcher", "ssh"}).find("srun or mpirun"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--repeats", "0"}).find("--repeats"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--interval", "0"}).find("--interval"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--collbench", ""}).find("--collbench"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--campaign"}).find("hunt does not take"),
+            std::string::npos);
+}
+
+TEST(HuntInside, RefusedOutsideAJob) {
+  auto c = hunt({"--nodes", "4", "-o", "d", "--inside"});
+  ::unsetenv("SLURM_JOB_ID");
+  try {
+    run_hunt(c.hunt);
+    ADD_FAILURE() << "ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("inside the job"), std::string::npos) << e.what();
+  }
+}
+
+// Refused before anything is submitted: an output that holds something (a second hunt's
+// results would be appended to the first's) and a site file that is not there.
+TEST(HuntSubmit, RefusesAUsedOutputAndAMissingSiteFile) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("collbench-hunt-out-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "old.jsonl") << "{}\n";
+  auto c = hunt({"--nodes", "4", "-o", dir.c_str()});
+  c.hunt.sbatch_template = fs::path(COLLBENCH_SOURCE_DIR) / "slurm" / "collbench-hunt.sbatch";
+  auto refused = [&](const std::string& expected) {
+    try {
+      run_hunt(c.hunt);
+      ADD_FAILURE() << "ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kUsage);
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  refused("not an empty directory");
+  fs::remove(dir / "old.jsonl");
+  c.hunt.site_env = "no-such-site";
+  refused("no-such-site.sh cannot be read");
+  c.hunt.site_env.clear();
+  c.hunt.sbatch_template = dir / "missing.sbatch";
+  refused("missing.sbatch does not exist");
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove_all(dir);
+}
+
+TEST(HuntSuspects, ParsesHostsAndLinks) {
+  const auto s = parse_suspects(
+      "node4\nnode7\n# slow host with a name that is not a hostname: x y\n"
+      "# slow link: node1 <-> node2: 41% of the median pair\n");
+  EXPECT_EQ(s.hosts, (std::vector<std::string>{"node4", "node7"}));
+  ASSERT_EQ(s.links.size(), 1u);
+  EXPECT_EQ(s.links[0], (std::pair<std::string, std::string>{"node1", "node2"}));
+  EXPECT_EQ(s.notes.size(), 2u);
+  EXPECT_TRUE(parse_suspects("").empty());
+}
+
+TEST(HuntGoodNode, NeitherNamedNorInANamedLink) {
+  SuspectList s;
+  s.hosts = {"n3"};
+  s.links = {{"n1", "n4"}};
+  EXPECT_EQ(good_nodes({"n1", "n2", "n3", "n4", "n5"}, s), (std::vector<std::string>{"n2", "n5"}));
+  s.hosts = {"n2", "n3", "n5"};
+  EXPECT_TRUE(good_nodes({"n1", "n2", "n3", "n4", "n5"}, s).empty());
+}
+
+TEST(HuntRatio, MedianOverSharedKeys) {
+  EXPECT_DOUBLE_EQ(*bandwidth_ratio({{"a", 1}, {"b", 4}, {"c", 9}}, {{"a", 2}, {"b", 4}}), 0.75);
+  EXPECT_FALSE(bandwidth_ratio({{"a", 1}}, {{"b", 1}}));
+}
+
+// A cluster of `hosts` where pairs through a bad node run at 5%, and a bad link at 10%.
+MeasurePair fake_cluster(std::vector<std::string> bad_nodes,
+                         std::pair<std::string, std::string> bad_link,
+                         std::vector<std::pair<std::string, std::string>>* asked) {
+  return [=](const std::string& a, const std::string& b) {
+    asked->emplace_back(a, b);
+    double bw = 10;
+    for (const auto& n : bad_nodes) {
+      if (a == n || b == n) bw = 0.5;
+    }
+    if ((a == bad_link.first && b == bad_link.second) ||
+        (a == bad_link.second && b == bad_link.first)) {
+      bw = 1;
+    }
+    Retest t;
+    t.a = a;
+    t.b = b;
+    t.bandwidths = {{"all_reduce out-of-place", bw}};
+    t.command = "mpirun -H " + a + ":1," + b + ":1 collbench";
+    return t;
+  };
+}
+
+HuntOutcome outcome(std::vector<std::string> suspects,
+                    std::vector<std::pair<std::string, std::string>> links) {
+  HuntOutcome o;
+  o.job_id = "42";
+  o.hosts = {"n1", "n2", "n3", "n4", "n5", "n6"};
+  o.suspects.hosts = std::move(suspects);
+  o.suspects.links = std::move(links);
+  o.threshold = 0.25;
+  return o;
+}
+
+TEST(HuntJudge, ABadNodeIsSlowWithAGoodPartner) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({"n3", "n5"}, {});
+  judge(o, {}, fake_cluster({"n3"}, {}, &asked));
+  EXPECT_EQ(o.good, "n1");
+  EXPECT_EQ(o.reference_peer, "n2");
+  // The reference pair first, then each suspect with the good node.
+  EXPECT_EQ(asked, (std::vector<std::pair<std::string, std::string>>{
+                       {"n1", "n2"}, {"n3", "n1"}, {"n5", "n1"}}));
+  ASSERT_EQ(o.findings.size(), 2u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kBadNode);
+  EXPECT_EQ(o.findings[1].verdict, Verdict::kNotConfirmed);
+  EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n3"});
+}
+
+TEST(HuntJudge, ABadLinkHasGoodEndsThatAreSlowTogether) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({}, {{"n2", "n4"}});
+  judge(o, {}, fake_cluster({}, {"n2", "n4"}, &asked));
+  EXPECT_EQ(o.good, "n1");
+  EXPECT_EQ(asked, (std::vector<std::pair<std::string, std::string>>{
+                       {"n1", "n3"}, {"n2", "n1"}, {"n4", "n1"}, {"n2", "n4"}}));
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kBadLink);
+  EXPECT_EQ(o.findings[0].peer, "n4");
+  EXPECT_TRUE(confirmed_hosts(o).empty());
+}
+
+TEST(HuntJudge, ALinkWithABadEndNamesTheNode) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({}, {{"n2", "n4"}});
+  judge(o, {}, fake_cluster({"n4"}, {}, &asked));
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].host, "n4");
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kBadNode);
+  EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n4"});
+}
+
+TEST(HuntJudge, AFastLinkIsNotConfirmed) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({}, {{"n2", "n4"}});
+  judge(o, {}, fake_cluster({}, {}, &asked));
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kNotConfirmed);
+}
+
+TEST(HuntJudge, NoGoodNodeConfirmsNothingAndMeasuresNothing) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({"n1", "n2", "n3", "n4", "n5", "n6"}, {});
+  judge(o, {}, fake_cluster({"n1"}, {}, &asked));
+  EXPECT_TRUE(asked.empty());
+  EXPECT_EQ(o.findings.size(), 6u);
+  EXPECT_TRUE(confirmed_hosts(o).empty());
+  EXPECT_NE(o.findings[0].evidence.find("no known-good node"), std::string::npos);
+}
+
+TEST(HuntJudge, OneGoodNodeUsesTheTournamentAsTheReference) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({"n1", "n2", "n3", "n4", "n5"}, {});
+  judge(o, {{"all_reduce out-of-place", 10}}, fake_cluster({"n2"}, {}, &asked));
+  EXPECT_EQ(o.good, "n6");
+  EXPECT_FALSE(o.reference_peer);
+  EXPECT_EQ(o.reference_what, "the tournament's median pair");
+  EXPECT_EQ(asked.size(), 5u);
+  EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n2"});
+}
+
+TEST(HuntJudge, NothingNamedMeasuresNothing) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({}, {});
+  judge(o, {}, fake_cluster({}, {}, &asked));
+  EXPECT_TRUE(asked.empty());
+  EXPECT_TRUE(o.findings.empty());
+}
+
+TEST(HuntJudge, AFailedRetestIsNotConfirmed) {
+  auto o = outcome({"n3"}, {});
+  judge(o, {}, [](const std::string& a, const std::string& b) {
+    Retest t;
+    t.a = a;
+    t.b = b;
+    if (a == "n3") {
+      t.failure = "collbench exit status 3";
+    } else {
+      t.bandwidths = {{"all_reduce out-of-place", 5}};
+    }
+    return t;
+  });
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kNotConfirmed);
+  EXPECT_NE(o.findings[0].evidence.find("failed: collbench exit status 3"), std::string::npos);
+}
+
+class HuntFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("collbench-hunt-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  fs::path dir_;
+};
+
+// Result rows as collbench writes them (the fields the hunt reads).
+std::string row(const std::string& test, long bytes, double busbw, const std::string& hosts,
+                const std::string& mode = "pairs", const std::string& status = "ok") {
+  std::string group;
+  if (!hosts.empty()) {
+    group = R"(,"group":{"mode":")" + mode + R"(","index":0,"round":0,"hosts":[)" + hosts +
+            R"(],"ranks":[0,1]})";
+  }
+  return R"({"schema":1,"record":"result","test":")" + test +
+         R"(","placement":"out-of-place","bytes":)" + std::to_string(bytes) + R"(,"busbw_gbps":)" +
+         std::to_string(busbw) + R"(,"status":")" + status + "\"" + group + "}\n";
+}
+
+TEST_F(HuntFiles, BandwidthsAtTheLargestSize) {
+  const auto pairs =
+      write("pairs.jsonl", R"({"schema":1,"record":"context"})"
+                           "\n" +
+                               row("all_reduce", 1024, 99, R"("a","b")") +
+                               row("all_reduce", 1 << 20, 2, R"("a","b")") +
+                               row("all_reduce", 1 << 20, 4, R"("c","d")") +
+                               row("all_reduce", 1 << 20, 100, R"("a","b","c","d")", "rail") +
+                               row("all_reduce", 1 << 20, 100, R"("a","b")", "pairs", "wrong") +
+                               "not json\n" + row("all_reduce", 1 << 20, 9, R"("a","c")"));
+  EXPECT_EQ(largest_size_bandwidths(pairs, true),
+            (Bandwidths{{"all_reduce out-of-place", 4}}));  // median of 2, 4, 9
+  const auto retest =
+      write("retest.jsonl", row("all_reduce", 1024, 99, "") + row("all_reduce", 4096, 3, "") +
+                                row("all_gather", 1024, 7, ""));
+  EXPECT_EQ(largest_size_bandwidths(retest, false),
+            (Bandwidths{{"all_reduce out-of-place", 3}, {"all_gather out-of-place", 7}}));
+  EXPECT_TRUE(largest_size_bandwidths(dir_ / "missing.jsonl", false).empty());
+}
+
+TEST_F(HuntFiles, SummaryFromFixtureFiles) {
+  // The suspects text and the retests' rows as they would be on disk.
+  const auto suspects = parse_suspects("n3\n# slow link: n2 <-> n4: 30% of the median pair\n");
+  std::map<std::pair<std::string, std::string>, fs::path> files{
+      {{"n1", "n5"}, write("n1-n5.jsonl", row("all_reduce", 1 << 20, 10, ""))},
+      {{"n3", "n1"}, write("n3-n1.jsonl", row("all_reduce", 1 << 20, 0.4, ""))},
+      {{"n2", "n1"}, write("n2-n1.jsonl", row("all_reduce", 1 << 20, 9.5, ""))},
+      {{"n4", "n1"}, write("n4-n1.jsonl", row("all_reduce", 1 << 20, 10.5, ""))},
+      {{"n2", "n4"}, write("n2-n4.jsonl", row("all_reduce", 1 << 20, 2, ""))}};
+  HuntOutcome o;
+  o.job_id = "7";
+  o.hosts = {"n1", "n2", "n3", "n4", "n5"};
+  o.suspects = suspects;
+  o.steps = {"pairs-r0: 5 rounds in 10.0 s (2.0 s per round)"};
+  judge(o, {}, [&](const std::string& a, const std::string& b) {
+    Retest t;
+    t.a = a;
+    t.b = b;
+    t.command = "srun -w " + a + "," + b + " collbench";
+    t.bandwidths = largest_size_bandwidths(files.at({a, b}), false);
+    return t;
+  });
+  const std::string text = hunt_summary(o, "/r/hunt");
+  EXPECT_EQ(text,
+            "collbench-sweep hunt: job 7, 5 nodes: n1 n2 n3 n4 n5\n"
+            "  pairs-r0: 5 rounds in 10.0 s (2.0 s per round)\n"
+            "suspects (collbench-report --suspects): n3\n"
+            "  # slow link: n2 <-> n4: 30% of the median pair\n"
+            "retests with the good node n1, against the good pair n1 <-> n5 alone: all_reduce "
+            "out-of-place 10 GB/s; slow below 75%\n"
+            "  n3: bad node: n3 <-> n1 4% of the reference (all_reduce out-of-place 0.4 GB/s)\n"
+            "  n2 <-> n4: bad link (n2 with n4): n2 <-> n1 95% of the reference (all_reduce "
+            "out-of-place 9.5 GB/s); n4 <-> n1 105% of the reference (all_reduce out-of-place "
+            "10.5 GB/s); n2 <-> n4 20% of the reference (all_reduce out-of-place 2 GB/s)\n"
+            "confirmed bad hosts (/r/hunt/suspects.txt): n3\n"
+            "  exclude them: sbatch --exclude=$(paste -sd, /r/hunt/suspects.txt) ...\n"
+            "reproduce (inside an allocation of these nodes):\n"
+            "  srun -w n1,n5 collbench\n"
+            "  srun -w n3,n1 collbench\n"
+            "  srun -w n2,n1 collbench\n"
+            "  srun -w n4,n1 collbench\n"
+            "  srun -w n2,n4 collbench\n"
+            "report: /r/hunt/report\n");
+}
+
+}  // namespace
+}  // namespace collbench::sweep
