@@ -69,10 +69,11 @@ class HuntTest(unittest.TestCase):
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
 
-    def hunt(self, *args, check_rc=0, timeout=280, collbench=COLLBENCH):
+    def hunt(self, *args, check_rc=0, timeout=280, collbench=COLLBENCH, tests="all_reduce",
+             size="1M", iters="10"):
         argv = [SWEEP, "hunt", "--nodes", str(self.hosts), "--launcher", "mpirun",
-                "--site-env", "tcp-only", "--tests", "all_reduce", "-b", "1M", "-e", "1M",
-                "-n", "10", "-w", "1", "--threshold", "50%", "--interval", "0.5",
+                "--site-env", "tcp-only", "--tests", tests, "-b", size, "-e", size,
+                "-n", iters, "-w", "1", "--threshold", "50%", "--interval", "0.5",
                 "--timeout", str(timeout - 30), "--collbench", collbench,
                 "--collbench-report", REPORT, "--template", TEMPLATE, "-o", self.out, *args]
         t0 = time.monotonic()
@@ -142,6 +143,20 @@ class Hunt(HuntTest):
             named[k] = one.stdout
         print(f"--suspects per tournament: {named}", file=sys.stderr)
         self.assertEqual(named, {k: "" for k in range(5)})
+
+    def test_the_raw_fabric_names_the_slow_host_too(self):
+        # The ofi backend (libfabric's tcp provider, the site file's FI_PROVIDER): each pair's
+        # bw between its two ranks, no MPI collective in the measurement. bw keeps a window of
+        # 64 messages in flight: 256 KiB ones are 16 MiB an iteration, 1.3 s through the slow
+        # host.
+        cap_every_host(self.cluster, but=(2,))
+        self.cluster.shape(2, SLOW)
+        r = self.hunt("--backend", "ofi", tests="bw", size="256K", iters="3")
+        summary = self.check_outputs(r)
+        self.assertEqual(self.suspects(), ["node2"], summary)
+        rows = [line for line in open(os.path.join(self.out, "tournament", "pairs-r0.jsonl"))
+                if '"record":"result"' in line.replace(" ", "")]
+        self.assertTrue(rows and all('"backend":"ofi"' in row.replace(" ", "") for row in rows))
 
     def test_a_failing_step_exits_3_with_one_line(self):
         r = self.hunt(collbench="/nonexistent/collbench", check_rc=3)
