@@ -49,6 +49,7 @@ class Split(Workdir):
             # The group's ranks are its two nodes' ranks, numbered as in the whole job.
             self.assertEqual(sorted({f"n{r // 2}" for r in group["ranks"]}), sorted(group["hosts"]))
             self.assertIn(row["slowest_rank"], group["ranks"])
+            self.assertEqual(row["slowest_host"], f"n{row['slowest_rank'] // 2}")
             met.setdefault(tuple(sorted(group["hosts"])), set()).add(group["round"])
         # 4 nodes: 3 rounds, every pair of nodes exactly once.
         self.assertEqual(set(met), set(itertools.combinations(["n0", "n1", "n2", "n3"], 2)))

@@ -138,7 +138,11 @@ RunTotals report_round(const SplitRun& run, const SplitRound& round, int round_i
             ResultRow row = *event.row;
             row.group = group;
             row.nodes = static_cast<int>(group.hosts.size());  // as --split counts nodes
-            if (row.slowest_rank) row.slowest_rank = world_rank(*row.slowest_rank);
+            if (row.slowest_rank) {
+              row.slowest_rank = world_rank(*row.slowest_rank);
+              // Its node as --split counts nodes (COLLBENCH_NODE where nodes are emulated).
+              row.slowest_host = Name(hosts[static_cast<std::size_t>(*row.slowest_rank)]);
+            }
             if (row.pair)
               row.pair = Pair{world_rank(row.pair->first), world_rank(row.pair->second)};
             run.reporter.row(row);
