@@ -33,20 +33,33 @@ struct Fixture {
 };
 Fixture fixture;
 
+/// One float sum MPI_Allreduce of a size on the backend's own buffers, as collbench's loop uses:
+/// the reference loops and collbench's differ in nothing else.
+class BareAllreduce {
+ public:
+  explicit BareAllreduce(std::size_t bytes)
+      : send_(fixture.backend->device(), bytes),
+        recv_(fixture.backend->device(), bytes),
+        count_(static_cast<int>(bytes / sizeof(float))),
+        comm_(mpi_data_communicator(*fixture.bootstrap)) {}
+  MPI_Comm comm() const { return comm_; }
+  void operator()() const {
+    MPI_Allreduce(send_.at(0), recv_.at(0), count_, MPI_FLOAT, MPI_SUM, comm_);
+  }
+
+ private:
+  DeviceBuffer send_, recv_;
+  int count_;
+  MPI_Comm comm_;
+};
+
 /// Every benchmark iteration is one batch of operations, so both variants amortise the same way.
 void bare_loop(benchmark::State& state) {
-  const std::size_t bytes = static_cast<std::size_t>(state.range(0));
-  const std::size_t count = bytes / sizeof(float);
-  // The backend's own buffers, as collbench's loop uses: the loops differ in nothing else.
-  Device& device = fixture.backend->device();
-  DeviceBuffer send_buffer(device, bytes), recv_buffer(device, bytes);
-  const char* send = send_buffer.at(0);
-  char* recv = recv_buffer.at(0);
-  MPI_Comm comm = mpi_data_communicator(*fixture.bootstrap);
+  const BareAllreduce call(static_cast<std::size_t>(state.range(0)));
   fixture.bootstrap->barrier();
   for (auto _ : state) {
     for (int i = 0; i < fixture.batch; ++i) {
-      MPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+      call();
     }
   }
   state.SetItemsProcessed(state.iterations() * fixture.batch);
@@ -86,22 +99,15 @@ void collbench_loop(benchmark::State& state) {
 /// OSU's collective loop (osu_allreduce): the clock around one call, then a barrier. The benchmark
 /// time is wall time; the reported figure is the sum of the timed intervals, as OSU reports it.
 void osu_style_loop(benchmark::State& state) {
-  const std::size_t bytes = static_cast<std::size_t>(state.range(0));
-  const std::size_t count = bytes / sizeof(float);
-  // The backend's own buffers, as collbench's loop uses: the loops differ in nothing else.
-  Device& device = fixture.backend->device();
-  DeviceBuffer send_buffer(device, bytes), recv_buffer(device, bytes);
-  const char* send = send_buffer.at(0);
-  char* recv = recv_buffer.at(0);
-  MPI_Comm comm = mpi_data_communicator(*fixture.bootstrap);
+  const BareAllreduce call(static_cast<std::size_t>(state.range(0)));
   fixture.bootstrap->barrier();
   for (auto _ : state) {
     double timed = 0;
     for (int i = 0; i < fixture.batch; ++i) {
       const double start = MPI_Wtime();
-      MPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+      call();
       timed += MPI_Wtime() - start;
-      MPI_Barrier(comm);
+      MPI_Barrier(call.comm());
     }
     state.SetIterationTime(timed);
   }
