@@ -20,6 +20,7 @@
 #include "collbench/split_run.h"
 #include "collbench/watchdog.h"
 #include "collectives/collectives.h"
+#include "doctor_command.h"
 
 namespace collbench {
 namespace {
@@ -187,6 +188,10 @@ int main(int argc, char** argv) {
     return exit_status(ExitCode::kRuntime);
   }
   try {
+    // `collbench doctor ...`: the set-up checks instead of a measurement, on the same launch.
+    if (argc > 1 && std::strcmp(argv[1], "doctor") == 0) {
+      return exit_status(doctor::run_doctor(*bootstrap, argc - 1, argv + 1));
+    }
     return exit_status(run(*bootstrap, argc, argv));
   } catch (const Error& e) {
     if (e.code() == ExitCode::kUsage) {

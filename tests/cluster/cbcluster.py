@@ -15,6 +15,7 @@ namespaces. It runs also when a test fails, and every wait is bounded.
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -55,8 +56,14 @@ class Cluster:
 
     SUBNET = "10.77.0"
 
-    def __init__(self, hosts=4, cpus=2, partitions=None, node_weights=None, gres_line=None):
+    def __init__(self, hosts=4, cpus=2, partitions=None, node_weights=None, gres_line=None,
+                 site_files=None, hidden_dirs=None):
         self.nhosts = hosts
+        # Hosts set up unlike the others, as real clusters drift: host (1-based) -> {name: text}
+        # of files that appear in that host's /etc (an overlay, e.g. {"nccl.conf": "..."}), and
+        # host -> directories that are empty on that host (e.g. where a library lives).
+        self.site_files = site_files or {}
+        self.hidden_dirs = hidden_dirs or {}
         self.cpus = cpus
         self.prefix = f"cb{secrets.token_hex(3)}"
         self.names = [f"node{i}" for i in range(1, hosts + 1)]
@@ -101,6 +108,12 @@ class Cluster:
 
     def _start(self):
         t0 = time.monotonic()
+        for host, files in self.site_files.items():
+            etc = self._site_etc(host)
+            os.makedirs(etc, exist_ok=True)
+            for name, text in files.items():
+                with open(os.path.join(etc, name), "w") as f:
+                    f.write(text)
         self._network()
         self._munge()
         self._slurm()
@@ -266,8 +279,19 @@ InactiveLimit=0
         self.log("processes still alive in the cluster's namespaces after 10 s")
 
     # --- running things on hosts -----------------------------------------------------------
+    def _site_etc(self, host):
+        return os.path.join(self.dir, f"etc-node{host}")
+
     def _wrap(self, host, argv):
-        script = ('hostname "$0"; mount --bind "$1" /etc/hosts; shift; exec "$@"')
+        # In the host's private mount namespace: its own /etc files (a read-only overlay whose
+        # upper layer holds them), its hidden directories (an empty tmpfs over each), /etc/hosts.
+        setup = []
+        if host in self.site_files:
+            setup.append(f"mount -t overlay overlay -o lowerdir={shlex.quote(self._site_etc(host))}:/etc /etc")
+        for d in self.hidden_dirs.get(host, []):
+            setup.append(f"mount -t tmpfs -o size=1m tmpfs {shlex.quote(d)}")
+        prepare = f"{{ {' && '.join(setup)}; }} || exit 97; " if setup else ""
+        script = ('hostname "$0"; ' + prepare + 'mount --bind "$1" /etc/hosts; shift; exec "$@"')
         return (["nsenter", f"--net=/run/netns/{self.ns(host)}", "unshare", "--uts", "--mount",
                  "--propagation", "private", "sh", "-c", script, f"node{host}", self.hosts_file]
                 + list(argv))

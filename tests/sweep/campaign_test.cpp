@@ -161,6 +161,20 @@ TEST(Campaign, DefaultsWhenOptionalKeysAreMissing) {
             (std::vector<std::string>{"all_reduce", "--backend", "nccl"}));
 }
 
+TEST(Campaign, DoctorTakesEveryModeAndIsOffWithoutTheKey) {
+  EXPECT_EQ(parse(kMinimal).doctor, DoctorMode::kOff);
+  EXPECT_EQ(parse(kMinimal + "doctor: off\n").doctor, DoctorMode::kOff);
+  EXPECT_EQ(parse(kMinimal + "doctor: check\n").doctor, DoctorMode::kCheck);
+  EXPECT_EQ(parse(kMinimal + "doctor: require\n").doctor, DoctorMode::kRequire);
+  EXPECT_EQ(parse(kMinimal + "doctor: \"strict\"\n").doctor, DoctorMode::kStrict);
+  for (const auto mode :
+       {DoctorMode::kOff, DoctorMode::kCheck, DoctorMode::kRequire, DoctorMode::kStrict}) {
+    EXPECT_EQ(parse_doctor_mode(doctor_mode_name(mode)), mode);
+  }
+  EXPECT_FALSE(parse_doctor_mode("on"));
+  EXPECT_FALSE(parse_doctor_mode(""));
+}
+
 TEST(Campaign, BackendsComeFromTheRules) {
   CampaignRules r = rules();
   r.backends = {{"cpu", false}, {"gpu", true}};
@@ -258,6 +272,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"timeout_negative", kMinimal + "timeout: -1\n", "c.yaml:4:10", "seconds"},
         BadCase{"request_gpus_text", kMinimal + "request_gpus: maybe\n", "c.yaml:4:15",
                 "true or false"},
+        BadCase{"doctor_unknown", kMinimal + "doctor: yes\n", "c.yaml:4:9",
+                "'doctor' must be off, check, require or strict, not 'yes'"},
+        BadCase{"doctor_case", kMinimal + "doctor: Check\n", "c.yaml:4:9", "e.g. doctor: check"},
+        BadCase{"doctor_list", kMinimal + "doctor: [check]\n", "c.yaml:4:9",
+                "must be off, check, require or strict, not a list"},
+        BadCase{"doctor_empty", kMinimal + "doctor:\n", "c.yaml:4:1",
+                "must be off, check, require or strict, not nothing"},
+        BadCase{"doctor_misspelt_key", kMinimal + "docter: check\n", "c.yaml:4:1",
+                "did you mean 'doctor'?"},
         BadCase{"unknown_test", "campaign: t\ntests: [all_reduce, alreduce]\nnodes: [2]\n",
                 "c.yaml:2:21", "did you mean 'all_reduce'?"},
         BadCase{"tests_empty", "campaign: t\ntests: []\nnodes: [2]\n", "c.yaml:2:8",

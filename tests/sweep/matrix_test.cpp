@@ -144,6 +144,52 @@ TEST(Launch, SbatchCommandIsAnArgvWithSettingsInTheEnvironment) {
   EXPECT_EQ(sub.command.display().rfind("COLLBENCH_BIN=/opt/cb/collbench ", 0), 0u);
 }
 
+TEST(Launch, TheDoctorModeGoesToTheJobAndIntoTheRunDefinition) {
+  const Tools tools{"/opt/cb/collbench", "/src/slurm/collbench.sbatch", "mpirun"};
+  auto doctor_env = [&](const Campaign& c) {
+    const auto runs = expand_matrix(c, Where::kSlurm);
+    const auto sub = sbatch_submission(c, {&runs[0]}, campaign_paths(c, "/r"), tools, false);
+    for (const auto& e : sub.command.env) {
+      if (e.name == "COLLBENCH_DOCTOR") return e.value.value_or("<unset>");
+    }
+    return std::string("<missing>");
+  };
+  // Given even when off: a COLLBENCH_DOCTOR left in the submitter's shell changes nothing.
+  EXPECT_EQ(doctor_env(campaign()), "off");
+  EXPECT_EQ(doctor_env(campaign("doctor: check\n")), "check");
+  EXPECT_EQ(doctor_env(campaign("doctor: require\n")), "require");
+  EXPECT_EQ(doctor_env(campaign("doctor: strict\n")), "strict");
+
+  for (const Where where : {Where::kSlurm, Where::kLocal}) {
+    const auto off = campaign();
+    const auto strict = campaign("doctor: strict\n");
+    const auto run = expand_matrix(off, where)[0];
+    EXPECT_EQ(run_definition(off, run, where).doctor, "") << "off is recorded as before";
+    const auto was = run_definition(off, run, where);
+    const auto now = run_definition(strict, expand_matrix(strict, where)[0], where);
+    EXPECT_EQ(now.doctor, "strict");
+    EXPECT_NE(was, now) << "an edited doctor: marks the run changed";
+    EXPECT_EQ(describe_change(was, now), "doctor off -> strict");
+  }
+}
+
+TEST(Launch, TheLocalDoctorIsOneProcessUnderTheRunsVariables) {
+  const Tools tools{"/b/collbench", "", "mpirun"};
+  const auto c = campaign();
+  const auto runs = expand_matrix(c, Where::kLocal);
+  const RunSpec* a = nullptr;
+  for (const auto& r : runs) {
+    if (r.variant == "a") a = &r;
+  }
+  ASSERT_NE(a, nullptr);
+  const auto check = doctor_command(DoctorMode::kCheck, *a, tools, "/x/doctor.json");
+  EXPECT_EQ(check.argv,
+            (std::vector<std::string>{"/b/collbench", "doctor", "--json-file", "/x/doctor.json"}));
+  EXPECT_EQ(check.env, a->env);
+  EXPECT_EQ(doctor_command(DoctorMode::kRequire, *a, tools, "/x/d.json").argv.size(), 4u);
+  EXPECT_EQ(doctor_command(DoctorMode::kStrict, *a, tools, "/x/d.json").argv.back(), "--strict");
+}
+
 TEST(Launch, GpusArePerNodeForNcclRuns) {
   auto c = campaign("request_gpus: true\n");
   const auto runs = expand_matrix(c, Where::kSlurm);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "collbench/sweep/collect.h"
+#include "collbench/sweep/doctor_gate.h"
 #include "collbench/sweep/launch.h"
 #include "collbench/sweep/manifest.h"
 #include "collbench/sweep/process.h"
@@ -195,6 +196,58 @@ TEST(RunDefinition, ChangesAreNamed) {
   EXPECT_EQ(describe_change(was, now),
             "collbench arguments `all_reduce -e 1M -n 20` -> `all_reduce -e 4M -n 20`; "
             "environment `NCCL_ALGO=ring` -> `NCCL_ALGO=tree`; nodes 1 -> 2");
+}
+
+TEST_F(StateFiles, AJobTheDoctorStoppedIsARuntimeFailureInItsWords) {
+  // What slurm/collbench.sbatch leaves with COLLBENCH_DOCTOR=require when the doctor failed.
+  const JobFiles files{dir_ / "slurm-43.out", dir_ / "job-43" / "collbench.jsonl.raw"};
+  fs::create_directories(files.raw_jsonl.parent_path());
+  std::ofstream(files.output) << "#   HOST   CHECK  STATUS\n"
+                                 "# collbench.sbatch: the doctor found a problem on the nodes "
+                                 "(exit status 1; see /r/job-43/doctor.json); the benchmark was "
+                                 "not run (COLLBENCH_DOCTOR=require); exit status 3\n";
+  std::ofstream(files.raw_jsonl.parent_path() / "exit_status") << "3\n";
+  const Outcome o = job_outcome(std::nullopt, files);
+  EXPECT_EQ(o.kind, Outcome::Kind::kFailed);
+  ASSERT_TRUE(o.failure);
+  EXPECT_EQ(exit_code_of(*o.failure), ExitCode::kRuntime);
+  EXPECT_EQ(o.detail,
+            "non-zero exit: the doctor found a problem on the nodes (exit status 1; see "
+            "/r/job-43/doctor.json); the benchmark was not run (COLLBENCH_DOCTOR=require) (see " +
+                files.output.string() + ")");
+  // A warning under COLLBENCH_DOCTOR=check is no verdict: the job's own status decides.
+  std::ofstream(files.output) << "# warning: the doctor could not run (exit status 3; see its "
+                                 "output above); measuring anyway (COLLBENCH_DOCTOR=check)\n";
+  EXPECT_TRUE(job_outcome(std::nullopt, files).detail.starts_with("non-zero exit: runtime failure"))
+      << job_outcome(std::nullopt, files).detail;
+}
+
+TEST(DoctorGate, CheckMeasuresAnywayRequireAndStrictOnlyAfterAPass) {
+  const fs::path report = "/r/doctor.json";
+  for (const auto mode : {DoctorMode::kCheck, DoctorMode::kRequire, DoctorMode::kStrict}) {
+    const bool check = mode == DoctorMode::kCheck;
+    EXPECT_TRUE(doctor_verdict(mode, 0, "exit status 0", report).measure);
+    const auto found = doctor_verdict(mode, 1, "exit status 1", report);
+    EXPECT_EQ(found.measure, check);
+    EXPECT_EQ(found.words,
+              "the doctor found a problem on the host (exit status 1; see /r/doctor.json)");
+    for (const int code : {2, 3, -1}) {
+      const auto broken = doctor_verdict(mode, code, "timed out", report);
+      EXPECT_EQ(broken.measure, check) << code;
+      EXPECT_EQ(broken.words, "the doctor could not run (timed out)");
+    }
+  }
+}
+
+TEST(RunDefinition, AnOlderManifestWithoutADoctorMatchesACampaignWithout) {
+  RunDefinition d;
+  d.collbench_args = {"all_reduce"};
+  d.nodes = 1;
+  d.tasks_per_node = 1;
+  const auto j = json_value(d);
+  EXPECT_FALSE(j.contains("doctor")) << j.dump();
+  d.doctor = "require";
+  EXPECT_EQ(json_value(d).at("doctor"), "require");
 }
 
 TEST_F(StateFiles, ALauncherStoppedByASignalIsARuntimeFailureInItsWords) {

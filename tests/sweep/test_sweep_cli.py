@@ -442,6 +442,7 @@ class BadInput(Temp):
             ("campaign: t\ntests: [all_reduce]\nnodes: [2]\nsizes: {min: 8, max: 2X}\n", "c.yaml:4:22: sizes.max '2X' is not a size"),
             ("campaign: t\ntests: [all_reduce]\nnodes: [2]\nvariants: [{name: a}, {name: a}]\n", "variant 'a' is defined twice"),
             ("campaign: t\ntests: [all_reduce]\nnodes: [2]\nargs: [--pairs, some]\n", "c.yaml:4:7: collbench rejects the options"),
+            ("campaign: t\ntests: [all_reduce]\nnodes: [2]\ndoctor: on\n", "c.yaml:4:9: 'doctor' must be off, check, require or strict"),
         ]
         for text, expect in cases:
             path = os.path.join(self.dir, "c.yaml")

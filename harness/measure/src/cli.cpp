@@ -34,6 +34,9 @@ Examples:
   mpirun -np 8 collbench all_reduce -b 8 -e 8G -f 2 --require-net Libfabric
   mpirun -np 2 --map-by node collbench latency,bw -b 8 -e 1G -f 2 --backend ofi --require-net efa
 
+Is every node set up right? One task per node:
+  srun --mpi=pmix --ntasks-per-node=1 collbench doctor      (collbench doctor --help)
+
 Exit codes: 0 success, 1 wrong results, 2 bad usage, 3 runtime failure (timeout, lost rank,
 library error, network not as required).)";
 

@@ -161,14 +161,12 @@ RunTotals report_round(const SplitRun& run, const SplitRound& round, int round_i
   return total;
 }
 
-/// The node a rank counts as: its host, or COLLBENCH_NODE where set (nodes emulated on one host,
-/// as NCCL_HOSTID makes NCCL see them).
+}  // namespace
+
 std::string node_name(const Bootstrap& bootstrap) {
   const char* emulated = std::getenv("COLLBENCH_NODE");
   return emulated && *emulated ? std::string(emulated) : bootstrap.hostname();
 }
-
-}  // namespace
 
 std::vector<RankPlace> rank_places(const std::vector<std::string>& hosts) {
   std::map<std::string, int> node_of;

@@ -40,12 +40,15 @@ constexpr long long kMaxFactor = 1 << 20;
 
 const std::vector<std::string> kMeasureKeys{"sizes", "dtypes", "ops",     "check",
                                             "iters", "warmup", "timeout", "args"};
-const std::vector<std::string> kCampaignKeys{
-    "campaign",         "description", "tests",      "backend",        "sizes",
-    "dtypes",           "ops",         "check",      "iters",          "warmup",
-    "timeout",          "args",        "nodes",      "tasks_per_node", "partitions",
-    "variants",         "repeats",     "time_limit", "launcher",       "container_image",
-    "container_mounts", "output",      "collbench",  "sbatch_args",    "request_gpus"};
+const std::vector<std::string> kCampaignKeys{"campaign",     "description",     "tests",
+                                             "backend",      "sizes",           "dtypes",
+                                             "ops",          "check",           "iters",
+                                             "warmup",       "timeout",         "args",
+                                             "nodes",        "tasks_per_node",  "partitions",
+                                             "variants",     "repeats",         "time_limit",
+                                             "launcher",     "container_image", "container_mounts",
+                                             "output",       "collbench",       "sbatch_args",
+                                             "request_gpus", "doctor"};
 const std::vector<std::string> kVariantKeys{"name",   "description", "env",   "sizes",
                                             "dtypes", "ops",         "check", "iters",
                                             "warmup", "timeout",     "args",  "sbatch_args"};
@@ -147,6 +150,8 @@ class Reader {
         c.sbatch_args = words(value, key_mark, "sbatch_args", "sbatch_args: [--exclusive]");
       } else if (key == "request_gpus") {
         c.request_gpus = boolean(value, key_mark, "request_gpus");
+      } else if (key == "doctor") {
+        c.doctor = doctor(value, key_mark);
       } else {
         measure_key(key, value, key_mark, c.options);
       }
@@ -258,6 +263,18 @@ class Reader {
       fail(mark(v, km), "{} '{}' is not one of: {}", what, shown(s), fmt::join(choices, ", "));
     }
     return s;
+  }
+
+  DoctorMode doctor(const YAML::Node& v, const SourceMark& km) const {
+    // Not through text(): `doctor: off` must not depend on how YAML reads "off", and a list or
+    // map gets the same message with the words to use.
+    const std::string s = v.IsScalar() ? v.Scalar() : "";
+    if (const auto mode = parse_doctor_mode(s)) return *mode;
+    fail(mark(v, km),
+         "'doctor' must be off, check, require or strict, not {}; check runs `collbench "
+         "doctor` before each run and measures anyway, require and strict fail the run when it "
+         "does not pass (e.g. doctor: check)",
+         describe(v));
   }
 
   std::string backend(const YAML::Node& v, const SourceMark& km) const {
@@ -715,6 +732,28 @@ class Reader {
 };
 
 }  // namespace
+
+std::string_view doctor_mode_name(DoctorMode mode) {
+  switch (mode) {
+    case DoctorMode::kCheck:
+      return "check";
+    case DoctorMode::kRequire:
+      return "require";
+    case DoctorMode::kStrict:
+      return "strict";
+    case DoctorMode::kOff:
+      break;
+  }
+  return "off";
+}
+
+std::optional<DoctorMode> parse_doctor_mode(std::string_view word) {
+  for (const auto mode :
+       {DoctorMode::kOff, DoctorMode::kCheck, DoctorMode::kRequire, DoctorMode::kStrict}) {
+    if (word == doctor_mode_name(mode)) return mode;
+  }
+  return std::nullopt;
+}
 
 std::string SourceMark::str() const {
   // The file's name as the user gave it, kept on one line.

@@ -151,6 +151,15 @@ Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files)
           "the launcher was " +
               output.substr(start, end == std::string::npos ? std::string::npos : end - start));
     }
+    // Or the doctor stopped the job before it measured (COLLBENCH_DOCTOR=require or strict).
+    constexpr std::string_view kDoctor = "# collbench.sbatch: the doctor ";
+    constexpr std::string_view kStatusEnd = "; exit status 3";
+    if (const auto at = output.rfind(kDoctor); *status == 3 && at != std::string::npos) {
+      const auto start = at + kDoctor.size() - std::string_view("the doctor ").size();
+      auto line = output.substr(start, output.find('\n', start) - start);
+      if (line.ends_with(kStatusEnd)) line.resize(line.size() - kStatusEnd.size());
+      f = failure(FailureKind::kNonZeroExit, line);
+    }
     f.reason += see;
     return failed(o, std::move(f));
   }

@@ -260,7 +260,11 @@ int plan(const SweepSettings& s) {
   for (const auto& r : session.runs) {
     print(s, r.name + ":");
     if (s.local) {
-      const auto jsonl = session.paths.local_dir(r.name, 1) / "collbench.jsonl.raw";
+      const auto dir = session.paths.local_dir(r.name, 1);
+      if (c.doctor != DoctorMode::kOff) {
+        print(s, "  " + doctor_command(c.doctor, r, session.tools, dir / "doctor.json").display());
+      }
+      const auto jsonl = dir / "collbench.jsonl.raw";
       print(s, "  " + mpirun_command(r, session.tools, jsonl, usable_cores()).display());
     } else {
       const auto sub = sbatch_submission(c, {&r}, session.paths, session.tools, false);
@@ -480,8 +484,11 @@ int collect(const SweepSettings& s) {
       e.wrong = summary.wrong;
       e.bad_lines = summary.bad_lines;
       session.manifest.append(std::move(e));
-      print(s, fmt::format("collected {} (job {}): {} result rows -> {}", run.name, r->job_id,
-                           summary.results, dest.string()));
+      // The job's doctor report (COLLBENCH_DOCTOR) lies beside its results.
+      const auto doctor = o.raw_jsonl.parent_path() / "doctor.json";
+      print(s, fmt::format("collected {} (job {}): {} result rows -> {}{}", run.name, r->job_id,
+                           summary.results, dest.string(),
+                           fs::exists(doctor) ? "; doctor report: " + doctor.string() : ""));
       ++collected;
     } else {
       session.manifest.append(job_failed_event(run.name, *r, o));

@@ -133,6 +133,7 @@ Submission sbatch_submission(const Campaign& campaign, const std::vector<const R
       {"COLLBENCH_TASKS_PER_NODE", std::to_string(run.tasks_per_node)},
       {"COLLBENCH_CONTAINER_IMAGE", campaign.container_image},
       {"COLLBENCH_CONTAINER_MOUNTS", campaign.container_mounts},
+      {"COLLBENCH_DOCTOR", std::string(doctor_mode_name(campaign.doctor))},
   };
   return s;
 }
@@ -150,6 +151,15 @@ Command mpirun_command(const RunSpec& run, const Tools& tools, const std::filesy
   return c;
 }
 
+Command doctor_command(DoctorMode mode, const RunSpec& run, const Tools& tools,
+                       const std::filesystem::path& report) {
+  Command c;
+  c.argv = {tools.collbench.string(), "doctor", "--json-file", report.string()};
+  if (mode == DoctorMode::kStrict) c.argv.push_back("--strict");
+  c.env = run.env;
+  return c;
+}
+
 RunDefinition run_definition(const Campaign& campaign, const RunSpec& run, Where where) {
   RunDefinition d;
   d.collbench_args = run.collbench_args;
@@ -163,6 +173,8 @@ RunDefinition run_definition(const Campaign& campaign, const RunSpec& run, Where
     d.site_env = run.site_env;
     d.container_image = campaign.container_image;
   }
+  // Whether a failed doctor stops the run decides which runs measure at all.
+  if (campaign.doctor != DoctorMode::kOff) d.doctor = doctor_mode_name(campaign.doctor);
   return d;
 }
 
@@ -190,6 +202,8 @@ std::string describe_change(const RunDefinition& recorded, const RunDefinition& 
   add("launcher", quoted(recorded.launcher), quoted(now.launcher));
   add("site_env", quoted(recorded.site_env), quoted(now.site_env));
   add("container_image", quoted(recorded.container_image), quoted(now.container_image));
+  add("doctor", recorded.doctor.empty() ? "off" : recorded.doctor,
+      now.doctor.empty() ? "off" : now.doctor);
   return fmt::format("{}", fmt::join(changes, "; "));
 }
 

@@ -2,10 +2,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
 
 #include "collbench/error.h"
 #include "collbench/sweep/collect.h"
 #include "collbench/sweep/commands.h"
+#include "collbench/sweep/doctor_gate.h"
 #include "collbench/sweep/process.h"
 #include "collbench/sweep/progress.h"
 #include "collbench/sweep/slurm_time.h"
@@ -60,8 +62,9 @@ LocalPlan choose_local_runs(const Session& session, const Records& records, cons
 // One local attempt at a run: its files and its mpirun command.
 struct LocalAttempt {
   int number = 1;
-  fs::path raw;  ///< collbench's results
-  fs::path log;  ///< mpirun's output
+  fs::path raw;     ///< collbench's results
+  fs::path log;     ///< mpirun's output (after the doctor's, with doctor: on)
+  fs::path doctor;  ///< the doctor's JSON report (doctor: on)
   Command command;
 };
 
@@ -71,15 +74,16 @@ LocalAttempt prepare_local_attempt(const Session& session, const RunSpec& run, i
   const auto dir = session.paths.local_dir(run.name, number);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  LocalAttempt a{number, dir / "collbench.jsonl.raw", dir / "output.log", {}};
+  LocalAttempt a{number, dir / "collbench.jsonl.raw", dir / "output.log", dir / "doctor.json", {}};
   a.command = mpirun_command(run, session.tools, a.raw, cores);
   return a;
 }
 
 // Records the start of an attempt once mpirun runs, with what defines the run and which
-// process mpirun is (so that a later collbench-sweep can tell whether it still runs).
+// process mpirun is (so that a later collbench-sweep can tell whether it still runs); without
+// one when the doctor stopped the attempt before mpirun.
 void record_start(const Session& session, const RunSpec& run, const LocalAttempt& a,
-                  const LaunchId& launch) {
+                  const std::optional<LaunchId>& launch) {
   ManifestEvent e(EventKind::kStarted, run.name);
   e.mode = Where::kLocal;
   e.attempt = a.number;
@@ -90,6 +94,49 @@ void record_start(const Session& session, const RunSpec& run, const LocalAttempt
   e.definition = run_definition(session.campaign, run, Where::kLocal);
   e.launch = launch;
   session.manifest.append(std::move(e));
+}
+
+// Adds a line to the attempt's log, between the outputs of the programs it runs.
+void log_line(const LocalAttempt& a, const std::string& line) {
+  std::ofstream out(a.log, std::ios::app);
+  out << line << '\n';
+}
+
+// What the campaign's doctor (doctor: check, require or strict) said before an attempt.
+struct DoctorOutcome {
+  std::optional<Failure> stop;  ///< the attempt fails without measuring
+  std::string note;             ///< for the attempt's line when it measures ("" when it passed)
+};
+
+// Runs `collbench doctor` once on this host before the attempt, its output, then the verdict,
+// at the start of the attempt's log; the same rules as COLLBENCH_DOCTOR in the sbatch template.
+DoctorOutcome run_doctor(const Session& session, const RunSpec& run, const LocalAttempt& a,
+                         double limit) {
+  const DoctorMode mode = session.campaign.doctor;
+  const Command command = doctor_command(mode, run, session.tools, a.doctor);
+  log_line(a, "# doctor: " + command.display());
+  int exit_code = -1;
+  std::string how;
+  try {
+    ProcessSpec spec{command.argv, apply_env(current_environment(), command.env), a.log, limit, 10};
+    spec.supervised = true;  // it goes down with us, as mpirun does
+    const ProcessResult r = run_process(spec);
+    exit_code = r.timed_out ? -1 : r.exit_code;
+    how = r.describe();
+  } catch (const Error& e) {
+    how = e.what();
+  }
+  const DoctorVerdict v = doctor_verdict(mode, exit_code, how, a.doctor);
+  const std::string name(doctor_mode_name(mode));
+  if (v.measure) {
+    log_line(a, fmt::format("# doctor: {}{}", v.words,
+                            exit_code == 0 ? "" : "; measuring anyway (doctor: check)"));
+    return {std::nullopt, exit_code == 0 ? "" : v.words};
+  }
+  log_line(a, fmt::format("# doctor: {}; not measured (doctor: {})", v.words, name));
+  return {failure(FailureKind::kNonZeroExit, fmt::format("{}; not measured (doctor: {}; see {})",
+                                                         v.words, name, a.log.string())),
+          ""};
 }
 
 // Why a local attempt that ended as `r` failed, or nullopt when it wrote results.
@@ -129,6 +176,24 @@ void run_local_attempt(const Session& session, const RunSpec& run, const LocalAt
   const double limit = c.time_limit.empty() ? 0 : parse_slurm_time(c.time_limit).value_or(0);
   progress.start(fmt::format("{} ({} ranks)", run.name, run.ranks()));
   const auto t0 = Clock::now();
+  auto record_failure = [&](const Failure& f) {
+    ManifestEvent e(EventKind::kFailed, run.name);
+    e.attempt = a.number;
+    e.reason = f.reason;
+    e.failure = f.kind;
+    e.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    session.manifest.append(std::move(e));
+    progress.finish(fmt::format("FAILED {}: {}", run.name, f.reason));
+  };
+  DoctorOutcome doctor;
+  if (c.doctor != DoctorMode::kOff) {
+    doctor = run_doctor(session, run, a, limit);
+    if (doctor.stop) {
+      record_start(session, run, a, std::nullopt);
+      record_failure(*doctor.stop);
+      return;
+    }
+  }
   ProcessSpec spec{a.command.argv, apply_env(current_environment(), a.command.env), a.log, limit,
                    10};
   // mpirun and its ranks go down with us, however we end (Ctrl-C, SIGTERM, SIGKILL).
@@ -137,13 +202,7 @@ void run_local_attempt(const Session& session, const RunSpec& run, const LocalAt
   const ProcessResult r = run_process(spec);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (auto f = local_failure(r, a, c.time_limit)) {
-    ManifestEvent e(EventKind::kFailed, run.name);
-    e.attempt = a.number;
-    e.reason = f->reason;
-    e.failure = f->kind;
-    e.seconds = seconds;
-    session.manifest.append(std::move(e));
-    progress.finish(fmt::format("FAILED {}: {}", run.name, f->reason));
+    record_failure(*f);
     return;
   }
   const auto dest = session.paths.collected(run.name);
@@ -155,8 +214,8 @@ void run_local_attempt(const Session& session, const RunSpec& run, const LocalAt
   e.wrong = summary.wrong;
   e.seconds = seconds;
   session.manifest.append(std::move(e));
-  progress.finish(
-      fmt::format("ok     {}  {} result rows in {:.1f} s", run.name, summary.results, seconds));
+  progress.finish(fmt::format("ok     {}  {} result rows in {:.1f} s{}", run.name, summary.results,
+                              seconds, doctor.note.empty() ? "" : " (" + doctor.note + ")"));
 }
 
 }  // namespace

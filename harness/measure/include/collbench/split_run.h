@@ -46,4 +46,8 @@ struct SplitRun {
 /// COLLBENCH_NODE where that is set (nodes emulated on one host).
 RunTotals run_split(const SplitRun& run, const std::vector<const CollectiveSpec*>& tests);
 
+/// The node a rank counts as: its host, or COLLBENCH_NODE where set (nodes emulated on one host,
+/// as NCCL_HOSTID makes NCCL see them).
+std::string node_name(const Bootstrap& bootstrap);
+
 }  // namespace collbench

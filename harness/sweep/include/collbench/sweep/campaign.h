@@ -14,6 +14,7 @@
 //     - {name: tcp, env: {FI_PROVIDER: tcp}}
 //   repeats: 3
 //   time_limit: "00:30:00"
+//   doctor: check
 //
 // Every error names the file, line and column and says how to fix it (exit code 2).
 #pragma once
@@ -23,6 +24,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collbench/sweep/env.h"
@@ -73,6 +75,20 @@ struct Variant {
   SourceMark mark;
 };
 
+/// What `collbench doctor` does before each run of a campaign (the campaign's doctor: key).
+enum class DoctorMode {
+  kOff,      ///< no doctor
+  kCheck,    ///< run it (its report beside the results) and measure whatever it finds
+  kRequire,  ///< a failed doctor, or one that cannot run, fails the run before it measures
+  kStrict,   ///< as kRequire, with `doctor --strict`: its warnings fail the run too
+};
+
+/// The campaign file's word for a mode: "off", "check", "require", "strict".
+std::string_view doctor_mode_name(DoctorMode mode);
+
+/// The mode a word names, or nullopt.
+std::optional<DoctorMode> parse_doctor_mode(std::string_view word);
+
 struct Campaign {
   std::filesystem::path file;  ///< where it was read from
   std::string name;
@@ -95,6 +111,7 @@ struct Campaign {
   std::vector<std::string> sbatch_args;
   /// --gpus-per-node = tasks per node (default: when the backend uses GPUs)
   bool request_gpus = true;
+  DoctorMode doctor = DoctorMode::kOff;  ///< `collbench doctor` before every run
 
   /// The collbench arguments of a variant (tests, sizes, options, --backend), without --jsonl.
   std::vector<std::string> collbench_args(const Variant& variant) const;

@@ -65,6 +65,12 @@ Submission sbatch_submission(const Campaign& campaign, const std::vector<const R
 Command mpirun_command(const RunSpec& run, const Tools& tools, const std::filesystem::path& jsonl,
                        int cores);
 
+/// The `collbench doctor` command of a local run (mode not kOff): one process on this host, its
+/// JSON report written to `report`, --strict in strict mode, under the run's own variables (so
+/// that its NCCL_* checks see what the benchmark will).
+Command doctor_command(DoctorMode mode, const RunSpec& run, const Tools& tools,
+                       const std::filesystem::path& report);
+
 /// One environment setting of a run definition: a value, or null to unset the variable.
 struct EnvEntry {
   std::string name;
@@ -92,6 +98,9 @@ struct RunDefinition {
   std::string launcher;
   std::string site_env;
   std::string container_image;
+  /// The campaign's doctor: key; empty when off, so that manifests written before it existed
+  /// still match campaigns without a doctor.
+  std::string doctor;
   bool operator==(const RunDefinition&) const = default;
 
   static constexpr auto fields() {
@@ -105,7 +114,8 @@ struct RunDefinition {
                       Field{"sbatch_args", &D::sbatch_args, kOmit},
                       Field{"launcher", &D::launcher, kOmit},
                       Field{"site_env", &D::site_env, kOmit},
-                      Field{"container_image", &D::container_image, kOmit}};
+                      Field{"container_image", &D::container_image, kOmit},
+                      Field{"doctor", &D::doctor, kOmit}};
   }
 };
 

@@ -1,0 +1,102 @@
+#include "collbench/doctor/library_checks.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace collbench::doctor {
+namespace {
+
+int count_nics(const HostFacts& host, NicKind kind) {
+  return static_cast<int>(std::count_if(host.nics.begin(), host.nics.end(),
+                                        [&](const NicFact& n) { return n.kind == kind; }));
+}
+
+std::string detail(const LibraryFact& library, const std::string& key) {
+  const auto it = library.details.find(key);
+  return it == library.details.end() ? "" : it->second;
+}
+
+Finding make(std::string check, Severity severity, std::string message, const HostFacts& host,
+             std::string reason = "", std::string source = "") {
+  return Finding{std::move(check), severity,          std::move(message),
+                 {host.host},      std::move(reason), std::move(source)};
+}
+
+}  // namespace
+
+std::vector<Finding> library_findings(const HostFacts& host) {
+  std::vector<Finding> out;
+  const bool has_gpus = !host.gpus.empty();
+
+  if (const LibraryFact* nccl = host.library("nccl")) {
+    if (nccl->found) {
+      out.push_back(make(
+          "libraries.nccl", Severity::kOk,
+          fmt::format("NCCL {} from {}", nccl->version.empty() ? "?" : nccl->version, nccl->path),
+          host));
+    } else if (has_gpus) {
+      out.push_back(make("libraries.nccl", Severity::kFailure,
+                         "NCCL (libnccl.so.2) is not on this host's library path", host,
+                         "the NCCL backend and every NCCL program need it"));
+    }
+  }
+  if (const LibraryFact* driver = host.library("cuda_driver"); driver && has_gpus) {
+    if (!driver->found) {
+      out.push_back(
+          make("libraries.cuda_driver", Severity::kFailure,
+               fmt::format("{} GPUs but no CUDA driver library (libcuda.so.1)", host.gpus.size()),
+               host, "no CUDA program can use the GPUs"));
+    }
+  }
+  if (const LibraryFact* plugin = host.library("net_plugin")) {
+    const std::string error = detail(*plugin, "error");
+    if (!error.empty()) {
+      // A plugin file that exists but does not load (a missing libfabric, a wrong ABI): NCCL
+      // logs it at INFO only and falls back to its internal networks.
+      out.push_back(
+          make("libraries.net_plugin_load", Severity::kFailure,
+               fmt::format("NCCL's net plugin {} does not load: {}",
+                           plugin->found ? plugin->path : detail(*plugin, "tried"), error),
+               host,
+               "NCCL then falls back to its internal IB or Socket network without an "
+               "error",
+               "NVIDIA/nccl src/plugin/plugin_open.cc"));
+    }
+  }
+
+  const int efa = count_nics(host, NicKind::kEfa);
+  if (efa > 0 && host.fabric) {
+    const auto& providers = host.fabric->providers;
+    if (std::find(providers.begin(), providers.end(), "efa") == providers.end()) {
+      out.push_back(make(
+          "fabric.efa_provider", Severity::kFailure,
+          fmt::format("{} EFA devices in /sys, but libfabric {} lists no efa provider "
+                      "(providers: {})",
+                      efa, host.library("libfabric") ? host.library("libfabric")->version : "?",
+                      providers.empty() ? std::string("none")
+                                        : fmt::format("{}", fmt::join(providers, ", "))),
+          host,
+          "aws-ofi-nccl needs libfabric's efa provider; without it NCCL uses TCP sockets. Use "
+          "the libfabric of the EFA installer (/opt/amazon/efa) and leave FI_PROVIDER unset or "
+          "efa",
+          "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html"));
+    } else if (host.fabric->efa_domains < efa) {
+      out.push_back(make("fabric.efa_domains", Severity::kWarning,
+                         fmt::format("libfabric's efa provider reports {} devices of the {} in "
+                                     "/sys",
+                                     host.fabric->efa_domains, efa),
+                         host, "the devices it does not report carry no NCCL traffic"));
+    } else {
+      out.push_back(make(
+          "fabric.efa_provider", Severity::kOk,
+          fmt::format("libfabric {} reports all {} EFA devices",
+                      host.library("libfabric") ? host.library("libfabric")->version : "?", efa),
+          host));
+    }
+  }
+  return out;
+}
+
+}  // namespace collbench::doctor
