@@ -18,6 +18,7 @@ inline constexpr std::string_view kRequireNet = "require_net";
 inline constexpr std::string_view kStreamNull = "stream_null";
 inline constexpr std::string_view kCtaPolicy = "cta_policy";
 inline constexpr std::string_view kReduceScatterCall = "reduce_scatter_call";
+inline constexpr std::string_view kRecordAlgorithms = "record_algorithms";
 }  // namespace backend_option
 
 const BackendDescriptor& mpi_backend_descriptor();

@@ -28,6 +28,22 @@ TEST(CaptureEnvironment, UserLoggingOff) {
             "INFO");
 }
 
+TEST(CaptureEnvironment, TheUsersOwnTuningLinesAreRecordedForFree) {
+  const auto s = [](const char* level, const char* subsys) {
+    return DebugSettings{level ? std::optional<std::string>(level) : std::nullopt,
+                         subsys ? std::optional<std::string>(subsys) : std::nullopt, std::nullopt};
+  };
+  EXPECT_TRUE(logs_tuning(s("INFO", "INIT,TUNING")));
+  EXPECT_TRUE(logs_tuning(s("info", "tuning")));
+  EXPECT_TRUE(logs_tuning(s("TRACE", "ALL")));
+  EXPECT_TRUE(logs_tuning(s("INFO", "^COLL,P2P")));  // everything but COLL and P2P
+  EXPECT_FALSE(logs_tuning(s("INFO", "^TUNING")));
+  EXPECT_FALSE(logs_tuning(s("INFO", "INIT,NET")));
+  EXPECT_FALSE(logs_tuning(s("INFO", nullptr)));  // NCCL's default set has no TUNING
+  EXPECT_FALSE(logs_tuning(s("WARN", "TUNING")));
+  EXPECT_FALSE(logs_tuning(s(nullptr, "TUNING")));
+}
+
 TEST(CaptureEnvironment, UserInfoKeepsTheirSettings) {
   // NCCL's default subsystems include INIT: nothing to add, the user sees exactly their output.
   CaptureEnvironment c =

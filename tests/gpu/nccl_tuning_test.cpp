@@ -160,6 +160,39 @@ TEST(TuningKey, RowsFindTheirLines) {
   EXPECT_EQ(log.find(*key)->describe(), "RING/LL128, 16 channels");
 }
 
+TEST(RowAlgorithm, ARowRecordsTheChoiceOfItsCalls) {
+  const TuningLog log = fixture("tuning_named_2.27.log");
+  // all_gather on 8 ranks at 8 MiB: each rank's 1 MiB block, as NCCL logs it.
+  const auto gather = row_algorithm(log, "all_gather", 8 << 20, 8);
+  ASSERT_TRUE(gather.has_value());
+  EXPECT_EQ(gather->algorithm, "RING");
+  EXPECT_EQ(gather->protocol, "LL128");
+  EXPECT_EQ(gather->path, "normal");
+  EXPECT_EQ(gather->channels, 16);
+  EXPECT_FALSE(gather->mixed);
+  EXPECT_EQ(gather->detail, "RING/LL128, 16 channels");
+  EXPECT_EQ(gather->source, "tuning_log");
+
+  const auto symmetric = row_algorithm(log, "all_reduce", 1 << 20, 8);
+  ASSERT_TRUE(symmetric.has_value());
+  EXPECT_EQ(symmetric->path, "symmetric");
+  EXPECT_EQ(symmetric->algorithm, "AllReduce_AGxLL_R");
+  EXPECT_EQ(symmetric->protocol, "");
+
+  // Two runs of the same size chose differently: the row says so and names both.
+  const auto mixed = row_algorithm(log, "all_reduce", 4, 16);
+  ASSERT_TRUE(mixed.has_value());
+  EXPECT_TRUE(mixed->mixed);
+  EXPECT_EQ(mixed->algorithm, "TREE");  // the first seen on a tie
+  EXPECT_NE(mixed->detail.view().find("RING/SIMPLE"), std::string_view::npos)
+      << mixed->detail.view();
+
+  // No line for the size, a point-to-point test, one rank: nothing recorded.
+  EXPECT_FALSE(row_algorithm(log, "all_reduce", 8, 16).has_value());
+  EXPECT_FALSE(row_algorithm(log, "alltoall", 1 << 20, 8).has_value());
+  EXPECT_FALSE(row_algorithm(log, "all_reduce", 1 << 20, 1).has_value());
+}
+
 TEST(TuningLog, KindNames) {
   EXPECT_EQ(enum_names(TuningKind{})[static_cast<int>(TuningKind::kCopyEngine)], "copy_engine");
 }

@@ -130,6 +130,43 @@ TEST_P(EveryCombination, VerifiesEveryTestDtypeAndOp) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, EveryCombination, ::testing::Values(1, 2, 3, 4));
 
+TEST(Runner, RowsRecordTheAlgorithmTheLibraryReports) {
+  // A library that switches from RING/LL to TREE/SIMPLE at 1 KiB, as NCCL's tuner would; only
+  // rank 0's answer counts (it reports the rows).
+  Options o = small_options({"all_reduce", "all_gather"});
+  std::vector<std::pair<std::string, std::uint64_t>> asked;
+  std::mutex m;
+  const JobResult r = run_job(2, o, [&](int rank) {
+    Faults f;
+    f.algorithm = [&, rank](std::string_view test, std::uint64_t bytes) {
+      std::lock_guard lock(m);
+      if (rank == 0) asked.emplace_back(std::string(test), bytes);
+      RowAlgorithm a;
+      a.algorithm = Name(bytes < 1024 ? "RING" : "TREE");
+      a.protocol = Name(bytes < 1024 ? "LL" : "SIMPLE");
+      a.path = Name("normal");
+      a.source = Name("tuning_log");
+      return std::optional<RowAlgorithm>(a);
+    };
+    return f;
+  });
+  ASSERT_FALSE(r.reporter.rows.empty());
+  for (const auto& row : r.reporter.rows) {
+    ASSERT_TRUE(row.algorithm.has_value()) << row.test << " " << row.bytes;
+    EXPECT_EQ(row.algorithm->algorithm, row.bytes < 1024 ? "RING" : "TREE") << row.bytes;
+    EXPECT_EQ(row.algorithm->protocol, row.bytes < 1024 ? "LL" : "SIMPLE");
+  }
+  // Asked once per measured size and placement, with the row's size.
+  EXPECT_EQ(asked.size(), r.reporter.rows.size());
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    EXPECT_EQ(asked[i].first, r.reporter.rows[i].test);
+    EXPECT_EQ(asked[i].second, r.reporter.rows[i].bytes);
+  }
+  // A backend that cannot tell leaves rows without it.
+  const JobResult plain = run_job(2, small_options({"all_reduce"}));
+  for (const auto& row : plain.reporter.rows) EXPECT_FALSE(row.algorithm.has_value());
+}
+
 TEST(Runner, CorruptedOutputIsCountedAndLocated) {
   Options o = small_options({"all_reduce"});
   o.min_bytes = o.max_bytes = 1024;

@@ -134,6 +134,8 @@ class NcclBackend final : public Backend {
         device_option_(static_cast<int>(args.integer(backend_option::kDevice))),
         require_net_(args.text(backend_option::kRequireNet)),
         stream_null_(args.integer(backend_option::kStreamNull) != 0),
+        record_algorithms_(args.integer(backend_option::kRecordAlgorithms) != 0 ||
+                           nccl::logs_tuning(nccl::DebugSettings::from_environment())),
         cta_policy_(static_cast<int>(args.integer(backend_option::kCtaPolicy))),
         bootstrap_(bootstrap),
         api_(OptionalApi::load()) {
@@ -141,7 +143,8 @@ class NcclBackend final : public Backend {
     check_stream_and_policy();
     select_device();
     check_registration_support();
-    capture_ = std::make_unique<nccl::DebugCapture>(bootstrap_.hostname());
+    capture_ =
+        std::make_unique<nccl::DebugCapture>(bootstrap_.hostname(), stdout, record_algorithms_);
     try {
       nranks_ = bootstrap_.size();
       rank_ = bootstrap_.rank();
@@ -284,6 +287,16 @@ class NcclBackend final : public Backend {
     registrations_.erase(it);
     if (r.window) NCCL_CHECK(api_.ncclCommWindowDeregister(comm_, r.window));
     if (r.handle) NCCL_CHECK(api_.ncclCommDeregister(comm_, r.handle));
+  }
+
+  /// --algorithms 1: NCCL's TUNING lines for the row's size, which rank 0 of the communicator
+  /// logs at enqueue time (so all are in the capture once the calls completed).
+  std::optional<RowAlgorithm> ran_with(std::string_view test, std::uint64_t bytes) override {
+    if (!record_algorithms_ || !capture_) return std::nullopt;
+    capture_->poll();
+    auto algorithm = nccl::row_algorithm(capture_->tuning(), test, bytes, nranks_);
+    capture_->tuning().clear();
+    return algorithm;
   }
 
   /// Asks NCCL's RAS service (2.24+) twice, a second apart, which ranks are behind in which
@@ -710,7 +723,9 @@ class NcclBackend final : public Backend {
   const int device_option_;  ///< --device (-1: COLLBENCH_DEVICE or the local rank)
   const std::string require_net_;
   const bool stream_null_;  ///< -y 1: CUDA's legacy default stream
-  const int cta_policy_;    ///< -x: ncclConfig_t::CTAPolicy, -1 to leave it unset
+  /// --algorithms 1 (or the user's NCCL_DEBUG_SUBSYS logs TUNING): rows record NCCL's choice.
+  const bool record_algorithms_;
+  const int cta_policy_;  ///< -x: ncclConfig_t::CTAPolicy, -1 to leave it unset
   Bootstrap& bootstrap_;
   OptionalApi api_;
   int nccl_version_ = 0;

@@ -643,9 +643,13 @@ struct Runner::Impl {
       groups.emplace_back(static_cast<std::size_t>(nranks));
       std::iota(groups.front().begin(), groups.front().end(), 0);
     }
+    // What the library ran this size's calls with (asked once: it forgets what it reported).
+    const auto algorithm = backend.ran_with(
+        spec.name, std::max(layout.send_count, layout.recv_count) * size_of(dtype));
     for (const auto& group : groups) {
       ResultRow row = make_row(spec, layout, dtype, op, placement, what, samples, group);
       if (spec.kind == TestKind::kPointToPoint) row.pair = Pair{group[0], group[1]};
+      row.algorithm = algorithm;
       totals.rows++;
       totals.wrong += row.wrong.value_or(0);
       totals.busbw_sum += row.busbw();

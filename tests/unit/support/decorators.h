@@ -64,6 +64,8 @@ struct Faults {
   std::optional<DType> refuse_dtype;
   /// Refuse a primitive in every dtype (a backend without that operation, as ofi's collectives).
   std::optional<Primitive> refuse_primitive;
+  /// What the "library" says it ran each row with (Backend::ran_with), as NCCL's log would.
+  std::function<std::optional<RowAlgorithm>(std::string_view test, std::uint64_t bytes)> algorithm;
 };
 
 class FaultyBackend : public Backend {
@@ -95,6 +97,9 @@ class FaultyBackend : public Backend {
   void group_begin() override { inner_->group_begin(); }
   void group_end() override { inner_->group_end(); }
   void synchronize() override { inner_->synchronize(); }
+  std::optional<RowAlgorithm> ran_with(std::string_view test, std::uint64_t bytes) override {
+    return faults_.algorithm ? faults_.algorithm(test, bytes) : std::nullopt;
+  }
 
  private:
   std::unique_ptr<Backend> inner_;

@@ -70,6 +70,18 @@ DebugSettings DebugSettings::from_environment() {
   return DebugSettings{env("NCCL_DEBUG"), env("NCCL_DEBUG_SUBSYS"), env("NCCL_DEBUG_FILE")};
 }
 
+bool logs_tuning(const DebugSettings& user) {
+  if (parse_level(user.level) < LogLevel::kInfo || !user.subsys) return false;
+  const std::string& s = *user.subsys;
+  const bool excluding = !s.empty() && s.front() == '^';
+  bool named = false;
+  for (const auto& item : split_nonempty(std::string_view(s).substr(excluding ? 1 : 0), ',')) {
+    const std::string u = upper(item);
+    named = named || u == "TUNING" || u == "ALL";
+  }
+  return excluding ? !named : named;
+}
+
 CaptureEnvironment capture_environment(const DebugSettings& user, const std::string& capture_path,
                                        bool tuning) {
   CaptureEnvironment c;

@@ -54,6 +54,10 @@ struct CaptureEnvironment {
 CaptureEnvironment capture_environment(const DebugSettings& user, const std::string& capture_path,
                                        bool tuning = false);
 
+/// Whether the user's own settings already log NCCL's TUNING lines (INFO or TRACE, with TUNING
+/// or ALL among the subsystems): recording them then costs nothing more.
+bool logs_tuning(const DebugSettings& user);
+
 /// Decides, line by line, what the user's level would have printed, and how: with VERSION or
 /// WARN NCCL prints the banner bare ("NCCL version 2.28.3+cuda13.0"), and a blank line before
 /// each WARN.

@@ -230,4 +230,22 @@ std::optional<TuningKey> tuning_key(std::string_view test, std::uint64_t row_byt
   return std::nullopt;
 }
 
+std::optional<RowAlgorithm> row_algorithm(const TuningLog& log, std::string_view test,
+                                          std::uint64_t row_bytes, int nranks) {
+  const auto key = tuning_key(test, row_bytes, nranks);
+  if (!key) return std::nullopt;
+  const auto choice = log.find(*key);
+  if (!choice || choice->variants.empty()) return std::nullopt;
+  const TuningChoice::Variant& main = choice->main();
+  RowAlgorithm out;
+  out.algorithm = Name(main.algorithm);
+  out.protocol = Name(main.protocol);
+  out.path = Name(enum_names(main.kind)[static_cast<std::size_t>(main.kind)]);
+  if (main.channels > 0) out.channels = main.channels;
+  out.mixed = choice->mixed();
+  out.detail = Name(choice->describe());
+  out.source = Name("tuning_log");
+  return out;
+}
+
 }  // namespace collbench::nccl

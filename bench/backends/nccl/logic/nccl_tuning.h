@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/result.h"
+
 namespace collbench::nccl {
 
 /// Which of NCCL's paths ran the call.
@@ -114,5 +116,10 @@ class TuningLog {
 /// tests NCCL runs as send/recv (alltoall, sendrecv, latency, bw, bibw), for one rank and for
 /// empty rows: NCCL logs no TUNING line for them.
 std::optional<TuningKey> tuning_key(std::string_view test, std::uint64_t row_bytes, int nranks);
+
+/// What a result row records of NCCL's choice for its calls (source "tuning_log"), or nullopt
+/// when the log has no line for the row (tuning_key).
+std::optional<RowAlgorithm> row_algorithm(const TuningLog& log, std::string_view test,
+                                          std::uint64_t row_bytes, int nranks);
 
 }  // namespace collbench::nccl

@@ -110,6 +110,31 @@ struct RowGroup {
   }
 };
 
+/// The algorithm and protocol the library ran a row's calls with (NCCL: from its profiler
+/// events or its TUNING log), so that a curve shows where a size switches algorithm: tree and
+/// NVLS inflate busbw on two nodes, which is the usual "my busbw is above the link" answer.
+/// Names, like the row's other texts: a report holds a million rows and few distinct values.
+struct RowAlgorithm {
+  Name algorithm;  ///< "RING", "TREE", "NVLS", "PAT", ...; a symmetric kernel's name
+  Name protocol;   ///< "LL", "LL128", "SIMPLE"; "" where the path has none
+  Name path;       ///< "normal", "symmetric" (registered windows), "copy_engine"
+  Nullable<int> channels;
+  /// Calls of the row chose differently (a tuner plugin, NCCL_ALGO lists); `algorithm` and
+  /// `protocol` are then the choice most calls made and `detail` lists them all.
+  bool mixed = false;
+  Name detail;  ///< e.g. "RING/LL128, 16 channels"
+  Name source;  ///< "tuning_log" or "profiler"
+
+  static constexpr auto fields() {
+    using A = RowAlgorithm;
+    return std::tuple{Field{"algorithm", &A::algorithm}, Field{"protocol", &A::protocol},
+                      Field{"path", &A::path},           Field{"channels", &A::channels},
+                      Field{"mixed", &A::mixed},         Field{"detail", &A::detail},
+                      Field{"source", &A::source}};
+  }
+  friend bool operator==(const RowAlgorithm&, const RowAlgorithm&) = default;
+};
+
 /// Members are ordered to pack the struct (a report holds a million); JSON follows fields().
 struct ResultRow {
   Name run_id;
@@ -153,6 +178,8 @@ struct ResultRow {
   std::optional<RowPrecision> precision;
   /// --split: the group this row measured (absent: the whole job).
   std::optional<RowGroup> group;
+  /// What the library ran (absent: it did not say, or the backend cannot tell).
+  std::optional<RowAlgorithm> algorithm;
 
   /// The headline values, 0 for rows that were not measured.
   double busbw() const { return busbw_gbps.value_or(0); }
@@ -197,6 +224,7 @@ struct ResultRow {
         Field{"timestamp", &ResultRow::timestamp, Presence::kOmittedWhenEmpty},
         Field{"precision", &ResultRow::precision, Presence::kOmittedWhenEmpty},
         Field{"group", &ResultRow::group, Presence::kOmittedWhenEmpty},
+        Field{"algorithm", &ResultRow::algorithm, Presence::kOmittedWhenEmpty},
     };
   }
 };

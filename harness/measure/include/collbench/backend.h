@@ -14,6 +14,7 @@
 #include "collbench/device.h"
 #include "collbench/effective_setting.h"
 #include "collbench/record.h"
+#include "collbench/result.h"
 #include "collbench/types.h"
 
 namespace collbench {
@@ -158,6 +159,14 @@ class Backend {
   /// e.g. which rank is behind in which collective (NCCL's RAS service), in one line; nullopt
   /// when it cannot tell. Must return within a few seconds whatever the library does.
   virtual std::optional<std::string> diagnose_hang() noexcept { return std::nullopt; }
+
+  /// Rank 0, after the calls of one row completed: the algorithm and protocol the library ran
+  /// them with (`test` as collbench names it, `bytes` the row's size as nccl-tests counts it),
+  /// or nullopt when it cannot tell. Each call forgets what it reported, so the next row sees
+  /// only its own calls.
+  virtual std::optional<RowAlgorithm> ran_with(std::string_view /*test*/, std::uint64_t /*bytes*/) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace collbench
