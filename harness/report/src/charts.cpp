@@ -46,6 +46,13 @@ void note_repeat_band(Chart& chart) {
   }
 }
 
+// What the library ran a point with, for its hover text ("" when not recorded).
+std::string algorithm_line(const Point& p) {
+  if (!p.algorithm) return "";
+  const PointAlgorithm& a = *p.algorithm;
+  return fmt::format("\nalgorithm: {}{}", a.label(), a.detail.empty() ? "" : " (" + a.detail + ")");
+}
+
 std::string point_title(const std::string& series, const Point& p, LineMetric line) {
   std::string t = fmt::format("{}\n{}: ", series, format_bytes(p.bytes));
   if (line == LineMetric::kP50 && p.has_spread) {
@@ -67,7 +74,7 @@ std::string point_title(const std::string& series, const Point& p, LineMetric li
                      cv_text(p.repeat_cv));
   }
   if (p.samples > 1) t += fmt::format("\n{} rows merged (median)", p.samples);
-  return t;
+  return t + algorithm_line(p);
 }
 
 std::string latency_title(const std::string& series, const Point& p, LineMetric line) {
@@ -89,7 +96,32 @@ std::string latency_title(const std::string& series, const Point& p, LineMetric 
                      cv_text(p.repeat_cv));
   }
   if (p.samples > 1) t += fmt::format("\n{} rows merged (median)", p.samples);
-  return t;
+  return t + algorithm_line(p);
+}
+
+// "TREE/LL→RING/LL128" when point i is the first of a new algorithm in its series, else "".
+std::string switch_at(const std::vector<Point>& points, std::size_t i) {
+  if (!points[i].algorithm) return "";
+  for (std::size_t k = i; k-- > 0;) {
+    if (!points[k].algorithm) continue;
+    if (points[k].algorithm->same_choice(*points[i].algorithm)) return "";
+    return AlgorithmSwitch{i, points[k].algorithm->name(), points[i].algorithm->name()}.label();
+  }
+  return "";
+}
+
+// Says what the ticks are, on charts that have one.
+void note_algorithm_switches(Chart& chart) {
+  for (const auto& panel : chart.panels) {
+    for (const auto& s : panel.series) {
+      for (const auto& p : s.points) {
+        if (!p.switch_label.empty()) {
+          chart.subtitle += " · tick: algorithm switch";
+          return;
+        }
+      }
+    }
+  }
 }
 
 std::string spread_note(LineMetric line) {
@@ -272,9 +304,11 @@ Chart busbw_chart(const Model& model, const TestView& view, const ChartOptions& 
                   cp.repeat_high = p.repeat_busbw_high;
                 }
                 cp.title = point_title(name, p, options.line);
+                cp.switch_label = switch_at(points, i);
                 return cp;
               });
   note_repeat_band(chart);
+  note_algorithm_switches(chart);
   return chart;
 }
 
@@ -305,9 +339,11 @@ Chart latency_chart(const Model& model, const TestView& view, const ChartOptions
                   cp.repeat_high = p.repeat_time_max;
                 }
                 cp.title = latency_title(name, p, options.line);
+                cp.switch_label = switch_at(points, i);
                 return cp;
               });
   note_repeat_band(chart);
+  note_algorithm_switches(chart);
   return chart;
 }
 
@@ -450,6 +486,13 @@ Table figures_table(const Model& model, const TestView& view) {
               "Largest size", "8 B latency (µs)",  "n½", "α (µs)", "β (GB/s)", "β bus (GB/s)",
               "fit error"};
   t.numeric = {false, true, true, true, true, true, true, true, true, true, true, true, true};
+  // With algorithms recorded, the one the peak ran with: tree and NVLS peaks read high.
+  const bool with_algorithm = std::any_of(view.series.begin(), view.series.end(),
+                                          [&](int i) { return has_algorithm(model.series[i]); });
+  if (with_algorithm) {
+    t.header.insert(t.header.begin() + 3, "algo");
+    t.numeric.insert(t.numeric.begin() + 3, false);
+  }
   for (int index : view.series) {
     const Series& s = model.series[index];
     const auto& f = s.figures;
@@ -463,6 +506,13 @@ Table figures_table(const Model& model, const TestView& view) {
     row.push_back(model.configs[s.config].name);
     row.push_back(busbw(f.peak_busbw));
     row.push_back(f.has_busbw ? format_bytes(f.peak_bytes) : "—");
+    if (with_algorithm) {
+      const Point* peak = nullptr;
+      for (const auto& p : s.points) {
+        if (p.bytes == f.peak_bytes) peak = &p;
+      }
+      row.push_back(f.has_busbw && peak && peak->algorithm ? peak->algorithm->label() : "—");
+    }
     row.push_back(at(f.at_1m));
     row.push_back(at(f.at_64m));
     row.push_back(at(f.at_1g));
@@ -480,6 +530,20 @@ Table figures_table(const Model& model, const TestView& view) {
       row.insert(row.end(), {"—", "—", "—", "—"});
     }
     t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table algorithm_table(const Model& model, const TestView& view) {
+  Table t;
+  t.header = {"Series", "algo", "From", "To", "Sizes"};
+  t.numeric = {false, false, true, true, true};
+  for (int index : view.series) {
+    const Series& s = model.series[index];
+    for (const auto& r : algorithm_ranges(s)) {
+      t.rows.push_back({model.configs[s.config].name, r.label, format_bytes(r.first_bytes),
+                        format_bytes(r.last_bytes), std::to_string(r.sizes)});
+    }
   }
   return t;
 }

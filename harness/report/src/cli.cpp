@@ -32,11 +32,17 @@ good hosts as comment lines ("# slow link: a <-> b: 41% of the median pair"), an
 when nothing stands out (exit 0 either way). The evidence goes to stderr (none with -q); the report
 is written only when -o DIR is given too. Pair evidence needs collbench --split pairs or sample.
 
+Reference figures ("is my number normal?"): the report sets each series beside the figures
+published for the same instance type (else GPU model), node count, GPUs per node and test, from
+--reference DIR or, by default, the reference figures shipped with collbench (results/reference);
+with none found it says so. A --reference directory of earlier collbench results makes those runs
+the reference instead. --verdicts prints the verdicts on stdout too; --no-reference leaves them out.
+
 The report is written only when every file of it could be; an output that is one of the inputs
 (by file, however spelt) is refused before anything is written.
 
 Exit codes: 0 ok, 1 regression found (comparison), 2 bad usage, no usable input, an output that
-is an input, or a comparison that compared nothing, 3 runtime failure (e.g. the output or
+is an input, a bad reference file, or a comparison that compared nothing, 3 runtime failure (e.g. the output or
 standard output cannot be written).
 )";
 
@@ -110,7 +116,7 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
   std::string format = "html", threshold, y_scale = "linear", line = "p50", latency_max,
               scaling_sizes;
   std::vector<std::string> ignore;
-  bool version = false;
+  bool version = false, no_reference = false;
   app.add_option("inputs", o.inputs,
                  "Result directories (searched recursively for *.jsonl) or .jsonl files");
   app.add_option(
@@ -146,6 +152,14 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
                "Treat any input problem (other than failed-status rows) as an error (exit 2)");
   app.add_flag("--suspects", o.suspects,
                "Print the slow hosts (then # slow link lines) on stdout; report only with -o");
+  app.add_option("--reference", o.reference.dirs,
+                 "Figures to judge the results against: a directory of published reference "
+                 "figures (default: collbench's results/reference) or of earlier results")
+      // One directory per --reference, so that the results after it stay inputs.
+      ->allow_extra_args(false);
+  app.add_flag("--no-reference", no_reference, "Leave the reference figures out of the report");
+  app.add_flag("--verdicts", o.reference.print,
+               "Print the reference verdicts (is my number normal?) on stdout");
   app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
   app.add_flag("--version", version, "Print the version and exit");
   try {
@@ -184,6 +198,21 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
     throw_usage("--suspects writes only the html report (with -o DIR); leave out --format {}",
                 format);
   }
+  // Reference verdicts belong to the report of one set of results.
+  const bool one_report =
+      o.baseline.empty() && o.candidate.empty() && !o.suspects && o.format == OutputFormat::kHtml;
+  if (!o.reference.dirs.empty() && no_reference) {
+    throw_usage("--reference and --no-reference contradict each other; give one");
+  }
+  if ((!o.reference.dirs.empty() || o.reference.print) && !one_report) {
+    throw_usage(
+        "--reference and --verdicts apply to the html report of one set of results; leave them "
+        "out with --baseline/--candidate, --suspects or --format gbench");
+  }
+  if (o.reference.print && no_reference) {
+    throw_usage("--verdicts needs reference figures; leave out --no-reference");
+  }
+  o.reference.use_default = one_report && !no_reference && o.reference.dirs.empty();
   if (!threshold.empty()) o.compare.threshold = parse_threshold(threshold);
   if (!threshold.empty() && o.baseline.empty() && o.candidate.empty()) {
     throw_usage("--threshold only applies to a comparison; add --baseline DIR --candidate DIR");

@@ -115,7 +115,8 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
       "warmup,graph_launches,window,time_us,time_slowest_us,time_mean_us,time_fastest_us,"
       "iter_n,iter_min_us,iter_p50_us,iter_p99_us,iter_max_us,iter_mean_us,iter_cv,algbw_gbps,"
       "busbw_gbps,busbw_p50_gbps,busbw_at_p99_gbps,busbw_at_min_gbps,slowest_rank,"
-      "slowest_host,wrong,status,note,precision_target,ci95_low_us,ci95_high_us,converged\n");
+      "slowest_host,wrong,status,note,precision_target,ci95_low_us,ci95_high_us,converged,"
+      "algorithm,protocol\n");
   sink(std::string_view(header.data(), header.size()));
   const std::string no_config = ",,";
   // Formatting numbers dominates; blocks of rows are formatted on worker threads and written in
@@ -208,6 +209,15 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
         fmt::format_to(out, FMT_COMPILE(",{}"), p.converged);
       } else {
         buf.append(std::string_view(",,,,"));
+      }
+      // What the library ran (last, so that readers of the older columns are unaffected).
+      buf.push_back(',');
+      if (r.algorithm) {
+        append_escaped(buf, r.algorithm->algorithm.view());
+        buf.push_back(',');
+        append_escaped(buf, r.algorithm->protocol.view());
+      } else {
+        buf.push_back(',');
       }
       buf.push_back('\n');
     }

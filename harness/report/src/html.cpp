@@ -146,7 +146,7 @@ std::string files_list(const std::vector<std::string>& files) {
 }  // namespace
 
 std::string index_html(const ResultSet& set, const Model& model, const ReportCharts& charts,
-                       const ReportOptions& options) {
+                       const ReportOptions& options, const ReferenceReport& reference) {
   const std::string title = report_title(set, options);
   std::string header = fmt::format(
       "<p>{} measurements from {} file(s): {} run(s), {} configuration(s), {} test(s).{}</p>\n",
@@ -162,6 +162,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
   if (!set.diagnostics.empty()) nav += "<a href=\"#problems\">Input problems</a>";
   const SuspectReport suspects = find_suspects(set);
   nav += suspects_html_nav(suspects);
+  if (reference.active) nav += "<a href=\"#reference\">Reference figures</a>";
   nav +=
       "<a href=\"#fingerprints\">Fingerprints</a><a href=\"#bandwidth\">Bandwidth</a>"
       "<a href=\"#latency\">Latency</a><a href=\"#scaling\">Scaling</a><a "
@@ -171,6 +172,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
   std::string body = problems_section(set, "problems", "Input problems");
   body += fingerprint_section(set, model, "fingerprints", "Run fingerprints");
   body += suspects_html_section(suspects);
+  body += reference_html(reference, model);
 
   body += "<section id=\"bandwidth\">\n<h2>Bus bandwidth</h2>\n";
   body += fmt::format(
@@ -225,6 +227,11 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
     body += fmt::format("<h3 id=\"figures-{}\">{}</h3>\n", xml_escape(view.test),
                         xml_escape(view_title(view)));
     body += scroll(html_table(figures_table(model, view), "figures"));
+    const Table algorithms = algorithm_table(model, view);
+    if (!algorithms.rows.empty()) {
+      body += fmt::format("<p class=\"note\">{}</p>\n", xml_escape(kAlgorithmNote));
+      body += scroll(html_table(algorithms, "figures"));
+    }
     const Table spread = spread_table(model, view);
     if (!spread.rows.empty()) {
       body +=

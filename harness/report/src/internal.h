@@ -23,6 +23,12 @@ std::size_t run_count(const Model& model);
 /// A point's busbw as shown: "—" when it is not known (see Point::has_busbw).
 std::string busbw_text(const Point& p);
 
+/// The sentence above a view's algorithm table (HTML and Markdown).
+inline constexpr std::string_view kAlgorithmNote =
+    "Algorithm by size: what the library ran each size with (algorithm/protocol; * where calls "
+    "chose differently). On 2 nodes Tree and NVLS move less data over the network than the "
+    "bus-bandwidth formula assumes, so their busbw reads above a ring's.";
+
 Table problems_table(const ResultSet& set, std::size_t limit);
 Table problem_counts_table(const ResultSet& set);
 Table fingerprint_table(const std::vector<Fingerprint>& prints);

@@ -8,8 +8,8 @@ namespace collbench::report {
 
 using namespace detail;
 
-std::string summary_markdown(const ResultSet& set, const Model& model,
-                             const ReportOptions& options) {
+std::string summary_markdown(const ResultSet& set, const Model& model, const ReportOptions& options,
+                             const ReferenceReport& reference) {
   std::string md = fmt::format("# {}\n\n", report_title(set, options));
   md += fmt::format("{} measurements from {} file(s): {} run(s), {} configuration(s), {} test(s).",
                     model.rows_used, set.files.size(), run_count(model), model.configs.size(),
@@ -43,6 +43,7 @@ std::string summary_markdown(const ResultSet& set, const Model& model,
   }
 
   md += suspects_markdown_section(find_suspects(set));
+  md += reference_markdown(reference, model);
 
   md +=
       "\n## Figures per test\n\n"
@@ -53,6 +54,10 @@ std::string summary_markdown(const ResultSet& set, const Model& model,
   for (const auto& view : model.views) {
     md += fmt::format("\n### {}\n\n", view_title(view));
     md += markdown_table(figures_table(model, view));
+    const Table algorithms = algorithm_table(model, view);
+    if (!algorithms.rows.empty()) {
+      md += fmt::format("\n{}\n\n", kAlgorithmNote) + markdown_table(algorithms);
+    }
     const Table spread = spread_table(model, view);
     if (!spread.rows.empty()) {
       md +=

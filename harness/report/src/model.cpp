@@ -313,6 +313,7 @@ Point merge_rows(const std::vector<const ReadRow*>& rows) {
     }
   }
   merge_repeats(rows, p);
+  p.algorithm = merge_algorithms(rows);
   p.has_busbw = !busbw.empty();
   p.busbw = median(busbw);
   p.algbw = median(algbw);

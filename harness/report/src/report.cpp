@@ -116,11 +116,22 @@ ReportCharts build_charts(const Model& model, const ChartOptions& options) {
   return charts;
 }
 
+void add_reference_overlays(ReportCharts& charts, const Model& model,
+                            const ReferenceReport& reference) {
+  // build_charts makes one busbw and one latency chart per view, in view order.
+  for (std::size_t i = 0; i < model.views.size(); ++i) {
+    add_reference_overlay(charts.busbw[i], model, model.views[i], reference, false);
+    add_reference_overlay(charts.latency[i], model, model.views[i], reference, true);
+  }
+}
+
 std::vector<std::string> write_report(const ResultSet& set, const Model& model,
-                                      const ReportOptions& options, const std::string& dir) {
+                                      const ReportOptions& options, const std::string& dir,
+                                      const ReferenceReport& reference) {
   // Everything is laid out before the first byte is written, so that what the report would
   // overwrite can be checked first.
-  const ReportCharts charts = build_charts(model, options.charts);
+  ReportCharts charts = build_charts(model, options.charts);
+  add_reference_overlays(charts, model, reference);
   std::vector<std::string> names{"results.csv", "summary.md"};
   for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
     for (const auto& chart : *list) names.push_back(chart.id + ".svg");
@@ -129,11 +140,11 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   detail::check_report_directory(detail::InputFiles(all_inputs(options)), dir, names);
   detail::StagedFiles files(dir, true);
   files.write("results.csv", [&](const Sink& sink) { write_results_csv(set, model, sink); });
-  files.write("summary.md", summary_markdown(set, model, options));
+  files.write("summary.md", summary_markdown(set, model, options, reference));
   for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
     for (const auto& chart : *list) files.write(chart.id + ".svg", render_svg(chart, true));
   }
-  files.write("index.html", index_html(set, model, charts, options));
+  files.write("index.html", index_html(set, model, charts, options, reference));
   files.commit();
   return names;
 }
@@ -359,6 +370,13 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   const ResultSet set = read_checked(options.inputs, "", options, err);
   const Model model = build_model(set, options.view);
   check_view_values(options.view, {&model});
+  // References are read before anything is written: a bad reference file stops the report.
+  const bool judging = options.reference.use_default || !options.reference.dirs.empty();
+  ReferenceReport reference;
+  if (judging && !options.suspects && options.format == OutputFormat::kHtml) {
+    reference =
+        judge_against_references(set, model, load_references(options.reference, options.view));
+  }
   if (options.suspects) {
     // Standard output carries the suspects alone, so that it can feed an exclude list.
     const SuspectReport report = find_suspects(set);
@@ -384,7 +402,7 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
     return 0;
   }
   const std::string dir = options.output.empty() ? "report" : options.output;
-  const auto files = write_report(set, model, options, dir);
+  const auto files = write_report(set, model, options, dir, reference);
   if (out && !options.quiet) {
     const auto notes = static_cast<std::size_t>(
         std::count_if(set.diagnostics.begin(), set.diagnostics.end(),
@@ -399,6 +417,7 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
                     notes > 0 ? fmt::format(", {} note(s) on other tools' output", notes) : "",
                     files.size(), dir, dir));
   }
+  if (out && options.reference.print) print_checked(out, reference_text(reference, model));
   return 0;
 }
 

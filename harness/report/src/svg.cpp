@@ -97,6 +97,19 @@ std::string marker_element(int style, double x, double y, double r) {
                      marker_path(shape, x, y, r), color);
 }
 
+// A reference figure's marker: a cross with a white halo, unlike any measured series' marker.
+std::string reference_marker(int style, double x, double y) {
+  constexpr double r = 4.5;
+  const std::string d = fmt::format("M{:.1f},{:.1f}L{:.1f},{:.1f}M{:.1f},{:.1f}L{:.1f},{:.1f}",
+                                    x - r, y - r, x + r, y + r, x - r, y + r, x + r, y - r);
+  return fmt::format(
+      R"(<path d="{0}" stroke="#fff" stroke-width="4.6" stroke-linecap="round"/>)"
+      R"(<path class="reference-mark" d="{0}" stroke="{1}" stroke-width="2.2" stroke-linecap="round"/>)",
+      d, style_color(style));
+}
+
+constexpr const char* kReferenceDash = "5 3";
+
 std::string truncate(const std::string& text, std::size_t limit) {
   if (text.size() <= limit) return text;
   // Cut on a UTF-8 character boundary.
@@ -235,10 +248,10 @@ std::string render_svg(const Chart& chart, bool standalone) {
   // A single panel keeps its legend below the plot (two charts then fit side by side on a
   // page); small multiples share one legend to their right. Either way it never covers data.
   const bool legend_below = chart.panels.size() <= 1;
-  const int legend_cols = legend_below
-                              ? std::max(1, std::min(chart.panel_width / kLegendWidth,
-                                                     static_cast<int>(chart.legend.size())))
-                              : 1;
+  const int fitting_cols =
+      chart.legend_columns > 0 ? chart.legend_columns : chart.panel_width / kLegendWidth;
+  const int legend_cols =
+      legend_below ? std::max(1, std::min(fitting_cols, static_cast<int>(chart.legend.size()))) : 1;
   const int column_width = legend_below ? chart.panel_width / legend_cols : kLegendWidth;
   // Roughly 6.6 px per character at 12 px, after the 38 px line sample.
   const std::size_t legend_chars =
@@ -493,15 +506,18 @@ std::string render_svg(const Chart& chart, bool standalone) {
       }
     }
     for (const auto& s : panel.series) {
+      if (s.mark == SeriesMark::kReferencePoints) continue;  // markers only
       std::string d;
       for (const auto& p : s.points) {
         if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
         d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : "L", sx(p.x), sy(p.y));
       }
-      const std::string dash = dash_of(s.style, s.dash);
+      const std::string dash =
+          s.mark == SeriesMark::kReferenceCurve ? kReferenceDash : dash_of(s.style, s.dash);
       fmt::format_to(std::back_inserter(out),
-                     "<path class=\"series\" data-name=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
+                     "<path class=\"{}\" data-name=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
                      "stroke-width=\"2\" stroke-linejoin=\"round\"{}><title>{}</title></path>\n",
+                     s.mark == SeriesMark::kMeasured ? "series" : "reference-series",
                      xml_escape(s.name), d, style_color(s.style),
                      dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash),
                      xml_escape(s.name));
@@ -513,7 +529,8 @@ std::string render_svg(const Chart& chart, bool standalone) {
         if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
         const double x = sx(p.x), y = sy(p.y);
         if (x < px - 0.5 || x > px + pw + 0.5 || y < py - 0.5 || y > py + ph + 0.5) continue;
-        fmt::format_to(std::back_inserter(out), "<g class=\"point\"><title>{}</title>",
+        fmt::format_to(std::back_inserter(out), "<g class=\"{}\"><title>{}</title>",
+                       s.mark == SeriesMark::kMeasured ? "point" : "reference-point",
                        xml_escape(p.title));
         if (p.flagged) {
           fmt::format_to(std::back_inserter(out),
@@ -525,10 +542,33 @@ std::string render_svg(const Chart& chart, bool standalone) {
         fmt::format_to(
             std::back_inserter(out),
             "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"#fff\" fill-opacity=\"0\"/>", x, y);
-        put(marker_element(s.style, x, y, 3.6));
+        put(s.mark == SeriesMark::kMeasured ? marker_element(s.style, x, y, 3.6)
+                                            : reference_marker(s.style, x, y));
         put("</g>\n");
       }
       put("</g>\n");
+    }
+    // Algorithm switches last, above the markers: a tick through the point, labelled above it
+    // (right-aligned in the right part of the plot so that the label stays inside).
+    for (const auto& s : panel.series) {
+      for (const auto& p : s.points) {
+        if (p.switch_label.empty() || !usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y))
+          continue;
+        const double x = sx(p.x), y = sy(p.y);
+        if (x < px - 0.5 || x > px + pw + 0.5 || y < py - 0.5 || y > py + ph + 0.5) continue;
+        const double top = std::max(py + 2, y - 14), bottom = std::min(py + ph, y + 14);
+        const bool right_part = x > px + 0.6 * pw;
+        fmt::format_to(
+            std::back_inserter(out),
+            "<g class=\"algorithm-switch\"><title>{} · {}</title>"
+            "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+            "stroke-width=\"1.4\"/>"
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"10\" "
+            "fill=\"#333\">{}</text></g>\n",
+            xml_escape(s.name), xml_escape(p.switch_label), x, top, x, bottom, style_color(s.style),
+            right_part ? x - 3 : x + 3, std::max(py + 10, top - 2), right_part ? "end" : "start",
+            xml_escape(p.switch_label));
+      }
     }
     if (panel.series.empty()) {
       fmt::format_to(
@@ -558,6 +598,14 @@ std::string render_svg(const Chart& chart, bool standalone) {
                        "<rect x=\"{}\" y=\"{:.1f}\" width=\"30\" height=\"10\" fill=\"#000\" "
                        "fill-opacity=\"0.07\" stroke=\"#444\" stroke-dasharray=\"5 4\"/>",
                        lx, y - 5);
+      } else if (e.mark != SeriesMark::kMeasured) {
+        if (e.mark == SeriesMark::kReferenceCurve) {
+          fmt::format_to(std::back_inserter(out),
+                         "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                         "stroke-width=\"2\" stroke-dasharray=\"{}\"/>",
+                         lx, y, lx + 30, y, style_color(e.style), kReferenceDash);
+        }
+        put(reference_marker(e.style, lx + 15, y));
       } else {
         const std::string dash = dash_of(e.style, e.dash);
         fmt::format_to(std::back_inserter(out),

@@ -220,12 +220,23 @@ Table verdict_table(const Comparison& c, Verdict verdict) {
       points.begin(), points.end(), [verdict](const MatchedPoint* a, const MatchedPoint* b) {
         return verdict == Verdict::kImprovement ? a->ratio > b->ratio : a->ratio < b->ratio;
       });
+  // Where a side records its algorithm, both sides' per point: a switch explains a step.
+  const bool with_algorithm = std::any_of(points.begin(), points.end(), [](const MatchedPoint* m) {
+    return m->baseline.algorithm || m->candidate.algorithm;
+  });
+  if (with_algorithm) {
+    t.header.insert(t.header.end(), {"Baseline algo", "Candidate algo"});
+    t.numeric.insert(t.numeric.end(), {false, false});
+  }
+  auto algo = [](const Point& p) { return p.algorithm ? p.algorithm->label() : "—"; };
   for (const auto* m : points) {
     t.rows.push_back({m->test, m->config, label_of(m->dtype, m->op, m->placement),
                       format_bytes(m->bytes), busbw_text(m->baseline), busbw_text(m->candidate),
                       format_sig(m->ratio),
                       m->baseline.has_spread ? format_sig(m->baseline.time_p50) : "—",
                       m->candidate.has_spread ? format_sig(m->candidate.time_min) : "—"});
+    if (with_algorithm)
+      t.rows.back().insert(t.rows.back().end(), {algo(m->baseline), algo(m->candidate)});
   }
   return t;
 }

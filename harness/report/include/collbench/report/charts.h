@@ -65,8 +65,14 @@ struct Table {
 };
 
 /// Per-series figures of one test view: peak busbw and where, busbw at 1 MiB / 64 MiB / 1 GiB
-/// and at the largest size, latency at 8 B, n½ and the α–β fit.
+/// and at the largest size, latency at 8 B, n½ and the α–β fit. Where a row of the view records
+/// its algorithm, an "algo" column (after "at") names the one the peak size ran with.
 Table figures_table(const Model& model, const TestView& view);
+
+/// The algorithm each series of a test view ran, as ranges of consecutive sizes ("TREE/LL" from
+/// 8 B to 64 KiB); a trailing "*" marks a range where calls chose differently. No rows when no
+/// row of the view records an algorithm.
+Table algorithm_table(const Model& model, const TestView& view);
 
 /// Run-to-run spread of one test view: per series measured in two runs or more, the coefficient
 /// of variation of each run's headline time across the runs, its median over the sizes and the

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/report/algorithm.h"
 #include "collbench/report/results.h"
 
 namespace collbench::report {
@@ -81,6 +82,8 @@ struct Point {
   double repeat_time_min = 0, repeat_time_max = 0;
   double repeat_busbw_low = 0, repeat_busbw_high = 0;
   std::vector<std::uint32_t> rows;  ///< indices into ResultSet::rows
+  /// What the library ran the merged rows with; nullopt when no row records it.
+  std::optional<PointAlgorithm> algorithm;
 };
 
 /// Figures of one series (configuration × test × dtype × op × placement).

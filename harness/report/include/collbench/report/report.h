@@ -13,6 +13,7 @@
 #include "collbench/report/charts.h"
 #include "collbench/report/compare.h"
 #include "collbench/report/model.h"
+#include "collbench/report/reference.h"
 #include "collbench/report/results.h"
 
 namespace collbench::report {
@@ -38,6 +39,8 @@ struct ReportOptions {
   /// --suspects: print the slow hosts (then "# slow link" lines) on `out`, and write the report
   /// only when an output is given.
   bool suspects = false;
+  /// --reference DIR: published figures or earlier results to judge the results against.
+  ReferenceOptions reference;
 };
 
 /// Parses collbench-report's command line. Sets `exit_text` (and returns defaults) for --help
@@ -58,24 +61,28 @@ using Sink = std::function<void(std::string_view)>;
 /// metric a column.
 void write_results_csv(const ResultSet& set, const Model& model, const Sink& sink);
 
-/// summary.md.
-std::string summary_markdown(const ResultSet& set, const Model& model,
-                             const ReportOptions& options);
+/// summary.md; with a reference report, its "Reference figures" section.
+std::string summary_markdown(const ResultSet& set, const Model& model, const ReportOptions& options,
+                             const ReferenceReport& reference = {});
 
 /// The charts of a report, in page order (their ids are the SVG file names without ".svg").
 struct ReportCharts {
   std::vector<Chart> busbw, latency, scaling;
 };
 ReportCharts build_charts(const Model& model, const ChartOptions& options);
+/// Adds the reference figures to the busbw and latency charts of their tests.
+void add_reference_overlays(ReportCharts& charts, const Model& model,
+                            const ReferenceReport& reference);
 
 /// index.html, with the charts inline.
 std::string index_html(const ResultSet& set, const Model& model, const ReportCharts& charts,
-                       const ReportOptions& options);
+                       const ReportOptions& options, const ReferenceReport& reference = {});
 
 /// Writes index.html, every chart's SVG, results.csv and summary.md into `dir` (created when
 /// missing). Returns the file names written.
 std::vector<std::string> write_report(const ResultSet& set, const Model& model,
-                                      const ReportOptions& options, const std::string& dir);
+                                      const ReportOptions& options, const std::string& dir,
+                                      const ReferenceReport& reference = {});
 
 /// The comparison's files: index.html, ratio-*.svg, overlay-*.svg, compare.csv, summary.md.
 std::vector<std::string> write_comparison(const ResultSet& baseline_set, const Model& baseline,

@@ -33,7 +33,15 @@ struct ChartPoint {
   double repeat_high = std::numeric_limits<double>::quiet_NaN();
   std::string title;     ///< hover text
   bool flagged = false;  ///< drawn with a ring (e.g. a regression)
+  /// The first size of a new algorithm ("TREE/LL→RING/LL128"): a tick through the point and
+  /// this label. "" draws nothing.
+  std::string switch_label;
 };
+
+/// How a series is drawn: a measurement (a line and the style's markers), or a reference set
+/// beside the measurements: crosses alone (published figures) or crosses on a dashed line (an
+/// earlier run's curve).
+enum class SeriesMark { kMeasured, kReferencePoints, kReferenceCurve };
 
 struct ChartSeries {
   std::string name;
@@ -41,6 +49,7 @@ struct ChartSeries {
   /// Overrides the style's dash pattern: "solid", or an SVG stroke-dasharray ("6 3").
   std::string dash;
   std::vector<ChartPoint> points;
+  SeriesMark mark = SeriesMark::kMeasured;
 };
 
 struct Panel {
@@ -53,6 +62,7 @@ struct LegendEntry {
   int style = 0;
   std::string dash;   ///< as ChartSeries::dash
   bool band = false;  ///< a shaded-band entry (a Reference) instead of a series
+  SeriesMark mark = SeriesMark::kMeasured;
 };
 
 /// A horizontal reference: a line at `y` and, when low < high, a shaded band.
@@ -70,7 +80,10 @@ struct Chart {
   std::vector<Panel> panels;
   std::vector<LegendEntry> legend;
   std::vector<Reference> references;
-  int columns = 2;        ///< panels per row when there are several
+  int columns = 2;  ///< panels per row when there are several
+  /// Columns of a legend below the plot; 0: as many as fit. One column gives long entries (a
+  /// reference figure's source) the whole width.
+  int legend_columns = 0;
   int panel_width = 560;  ///< of one panel, axes included
   int panel_height = 330;
 };
