@@ -10,6 +10,9 @@
 #include <set>
 
 #include "collbench/doctor/system_facts.h"
+#if COLLBENCH_HAVE_CUDA
+#include "collbench/cuda_device.h"
+#endif
 #include "collbench/reporter.h"
 #include "fabric_probe.h"
 #include "library_probe.h"
@@ -69,6 +72,12 @@ HostFacts probe_host(const ProbeOptions& options, const std::string& host) {
   }
   facts.libraries = {probe_nccl(), probe_cuda_driver(), probe_nvml_library(), probe_libfabric(),
                      probe_net_plugin(env_or_null("NCCL_NET_PLUGIN"))};
+#if COLLBENCH_HAVE_CUDA
+  // The CUDA runtime is linked into collbench: its version is the one every run of this build
+  // uses, whatever the host has installed.
+  facts.libraries.push_back(LibraryFact{
+      "cuda_runtime", true, "", cuda_runtime_version(), {{"linked", "statically into collbench"}}});
+#endif
   std::string why_no_fabric;
   facts.fabric = probe_fabric(why_no_fabric);
   if (!facts.fabric && !why_no_fabric.empty()) {

@@ -27,8 +27,8 @@ add_custom_target(doctor_test_plugins DEPENDS doctor_plugin_ofi doctor_plugin_ol
                   doctor_plugin_broken doctor_plugin_nosymbol)
 
 add_executable(doctor_probe_tests probe_test.cpp library_checks_test.cpp binding_checks_test.cpp)
-target_link_libraries(doctor_probe_tests PRIVATE collbench_doctor_probes GTest::gtest_main
-                      collbench_warnings)
+target_link_libraries(doctor_probe_tests PRIVATE collbench_doctor_probes collbench_kernels
+                      GTest::gtest_main collbench_warnings)
 add_dependencies(doctor_probe_tests doctor_test_plugins)
 target_compile_definitions(doctor_probe_tests PRIVATE
   DOCTOR_PLUGIN_DIR="${_plugins}" DOCTOR_HIDDEN_DIR="${_hidden}")

@@ -108,6 +108,23 @@ TEST(LibraryProbes, ReportFoundOrNotWithoutFailing) {
   }
 }
 
+TEST(HostProbe, TheCudaRuntimeCollbenchWasBuiltWithIsNamed) {
+  const HostFacts facts = probe_host(ProbeOptions{}, "this-host");
+  EXPECT_EQ(facts.host, "this-host");
+  const LibraryFact* runtime = facts.library("cuda_runtime");
+#if COLLBENCH_HAVE_CUDA
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_TRUE(runtime->found);
+  EXPECT_TRUE(runtime->version.find('.') != std::string::npos) << runtime->version;
+#else
+  EXPECT_EQ(runtime, nullptr);
+#endif
+  // Every library the doctor knows is asked, found or not.
+  for (const char* name : {"nccl", "cuda_driver", "nvml", "libfabric", "net_plugin"}) {
+    EXPECT_NE(facts.library(name), nullptr) << name;
+  }
+}
+
 TEST(Nvml, BusIdsAreWrittenAsSysWritesThem) {
   EXPECT_EQ(normalise_pci_bus_id("00000000:53:00.0"), "0000:53:00.0");
   EXPECT_EQ(normalise_pci_bus_id("0000:9A:00.0"), "0000:9a:00.0");
