@@ -16,6 +16,7 @@ namespace collbench::report {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::check_golden;
 using testing::TempDir;
 
 const fs::path kFixtures = COLLBENCH_REPORT_FIXTURES;
@@ -26,24 +27,6 @@ const std::vector<std::string> kReferences = {"reference/published", "algorithm"
 constexpr std::uint64_t kKiB = 1024;
 constexpr std::uint64_t kMiB = kKiB << 10;
 constexpr std::uint64_t kGiB = kMiB << 10;
-
-bool updating() {
-  const char* v = std::getenv("COLLBENCH_UPDATE_GOLDEN");
-  return v && std::string(v) == "1";
-}
-
-void check_golden(const fs::path& produced, const fs::path& golden) {
-  const std::string actual = testing::read_file(produced);
-  ASSERT_FALSE(actual.empty()) << produced;
-  if (updating()) {
-    fs::create_directories(golden.parent_path());
-    std::ofstream(golden, std::ios::binary) << actual;
-    return;
-  }
-  ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; run with COLLBENCH_UPDATE_GOLDEN=1";
-  EXPECT_EQ(testing::compare_with_tolerance(testing::read_file(golden), actual), "")
-      << produced << " vs " << golden;
-}
 
 // What NCCL ran one size with: up to 64 KiB TREE/LL, up to 16 MiB RING/LL128 (16 MiB's calls
 // mixed with TREE), from 64 MiB NVLS/SIMPLE.
@@ -79,26 +62,8 @@ std::string two_node_run(bool with_algorithms, double busbw_peak = 420,
   s.sizes = {8, 1 * kKiB, 64 * kKiB, 1 * kMiB, 16 * kMiB, 64 * kMiB, 1 * kGiB};
   s.alpha_us = 60;
   s.busbw_peak = busbw_peak;
-  nlohmann::json c = testing::context_line(s);
-  c["start_time"] = "2025-03-04T05:06:07Z";
-  c["hosts"] = nlohmann::json::array();
-  c["ranks"] = nlohmann::json::array();
-  for (int h = 0; h < 2; ++h) {
-    nlohmann::json ranks = nlohmann::json::array();
-    for (int l = 0; l < 8; ++l) {
-      const int rank = h * 8 + l;
-      ranks.push_back(rank);
-      c["ranks"].push_back({{"rank", rank},
-                            {"host", fmt::format("node-{:02}", h)},
-                            {"local_rank", l},
-                            {"device", {{"model", "NVIDIA H100 80GB HBM3"}, {"index", l}}}});
-    }
-    c["hosts"].push_back({{"name", fmt::format("node-{:02}", h)},
-                          {"ranks", ranks},
-                          {"instance_type", "p5.48xlarge"}});
-  }
-  c["env"] = nlohmann::json::object();
-  std::string text = c.dump() + "\n";
+  std::string text =
+      testing::gpu_hosts_context(s, "p5.48xlarge", 8, "2025-03-04T05:06:07Z").dump() + "\n";
   for (auto bytes : s.sizes) {
     nlohmann::json row = testing::result_line(s, "all_reduce", bytes);
     if (with_algorithms) row["algorithm"] = algorithm_of(bytes);
@@ -118,17 +83,7 @@ Report report_of(bool with_algorithms, const std::string& name) {
   o.inputs = {(in.path() / "p5").string()};
   o.output = out.str();
   o.reference.dirs = kReferences;
-  const auto cwd = fs::current_path();
-  fs::current_path(kFixtures);
-  int code = -1;
-  try {
-    code = run(o, nullptr, nullptr);
-  } catch (...) {
-    fs::current_path(cwd);
-    throw;
-  }
-  fs::current_path(cwd);
-  EXPECT_EQ(code, 0);
+  EXPECT_EQ(testing::run_in(kFixtures, o), 0);
   return {testing::read_file(out.path() / "summary.md"),
           testing::read_file(out.path() / "results.csv"),
           testing::read_file(out.path() / "busbw-all_reduce.svg"),

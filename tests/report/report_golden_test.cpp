@@ -15,45 +15,13 @@ namespace collbench::report {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::check_golden;
 using testing::TempDir;
 
 const fs::path kFixtures = COLLBENCH_REPORT_FIXTURES;
 const fs::path kGolden = COLLBENCH_REPORT_GOLDEN;
 
-bool updating() {
-  const char* v = std::getenv("COLLBENCH_UPDATE_GOLDEN");
-  return v && std::string(v) == "1";
-}
-
-void check_golden(const fs::path& produced, const fs::path& golden) {
-  const std::string actual = testing::read_file(produced);
-  ASSERT_FALSE(actual.empty()) << produced;
-  if (updating()) {
-    fs::create_directories(golden.parent_path());
-    std::ofstream(golden, std::ios::binary) << actual;
-    std::cout << "updated " << golden << "\n";
-    return;
-  }
-  ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; run with COLLBENCH_UPDATE_GOLDEN=1";
-  const std::string diff = testing::compare_with_tolerance(testing::read_file(golden), actual);
-  EXPECT_EQ(diff, "") << produced << " vs " << golden;
-}
-
-// Runs with the fixtures directory as the working directory, so the inputs named in the outputs
-// are relative and the goldens do not depend on where the tree is.
-int run_in_fixtures(ReportOptions o) {
-  const auto cwd = fs::current_path();
-  fs::current_path(kFixtures);
-  int code = -1;
-  try {
-    code = run(o, nullptr, nullptr);
-  } catch (...) {
-    fs::current_path(cwd);
-    throw;
-  }
-  fs::current_path(cwd);
-  return code;
-}
+int run_in_fixtures(const ReportOptions& o) { return testing::run_in(kFixtures, o); }
 
 std::vector<std::string> all(const std::string& text, const std::string& pattern) {
   std::vector<std::string> out;

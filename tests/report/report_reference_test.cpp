@@ -15,6 +15,7 @@ namespace collbench::report {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::check_golden;
 using testing::TempDir;
 
 const fs::path kFixtures = COLLBENCH_REPORT_FIXTURES;
@@ -26,24 +27,6 @@ const std::string kFixtureReference = "reference/published";
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-
-bool updating() {
-  const char* v = std::getenv("COLLBENCH_UPDATE_GOLDEN");
-  return v && std::string(v) == "1";
-}
-
-void check_golden(const fs::path& produced, const fs::path& golden) {
-  const std::string actual = testing::read_file(produced);
-  ASSERT_FALSE(actual.empty()) << produced;
-  if (updating()) {
-    fs::create_directories(golden.parent_path());
-    std::ofstream(golden, std::ios::binary) << actual;
-    return;
-  }
-  ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; run with COLLBENCH_UPDATE_GOLDEN=1";
-  EXPECT_EQ(testing::compare_with_tolerance(testing::read_file(golden), actual), "")
-      << produced << " vs " << golden;
-}
 
 // A p5-like run: `nodes` hosts of `instance_type` with 8 ranks each on H100s, all_reduce from
 // 8 B to 2 GiB (not 16 GiB, which the published figures also have).
@@ -65,25 +48,7 @@ std::string platform_run(const Platform& p) {
   s.sizes = {8, 16, kMiB, 64 * kMiB, kGiB, 2 * kGiB};
   s.alpha_us = 60;
   s.busbw_peak = p.busbw_peak;
-  nlohmann::json c = testing::context_line(s);
-  c["start_time"] = p.start_time;
-  c["hosts"] = nlohmann::json::array();
-  c["ranks"] = nlohmann::json::array();
-  for (int h = 0; h < p.nodes; ++h) {
-    nlohmann::json ranks = nlohmann::json::array();
-    for (int l = 0; l < p.gpus_per_node; ++l) {
-      const int rank = h * p.gpus_per_node + l;
-      ranks.push_back(rank);
-      c["ranks"].push_back({{"rank", rank},
-                            {"host", fmt::format("node-{:02}", h)},
-                            {"local_rank", l},
-                            {"device", {{"model", "NVIDIA H100 80GB HBM3"}, {"index", l}}}});
-    }
-    c["hosts"].push_back({{"name", fmt::format("node-{:02}", h)},
-                          {"ranks", ranks},
-                          {"instance_type", p.instance_type}});
-  }
-  c["env"] = nlohmann::json::object();
+  nlohmann::json c = testing::gpu_hosts_context(s, p.instance_type, p.gpus_per_node, p.start_time);
   if (!p.nccl_algo.empty()) c["env"]["NCCL_ALGO"] = p.nccl_algo;
   std::string text = c.dump() + "\n";
   for (auto bytes : s.sizes) text += testing::result_line(s, "all_reduce", bytes).dump() + "\n";
@@ -92,17 +57,7 @@ std::string platform_run(const Platform& p) {
 
 // Runs the report with the fixtures directory as the working directory.
 int run_in_fixtures(const ReportOptions& o, std::FILE* out = nullptr) {
-  const auto cwd = fs::current_path();
-  fs::current_path(kFixtures);
-  int code = -1;
-  try {
-    code = run(o, out, nullptr);
-  } catch (...) {
-    fs::current_path(cwd);
-    throw;
-  }
-  fs::current_path(cwd);
-  return code;
+  return testing::run_in(kFixtures, o, out);
 }
 
 struct Report {

@@ -4,11 +4,15 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -271,6 +275,68 @@ inline std::string compare_with_tolerance(const std::string& golden, const std::
   if (g.size() != a.size())
     return fmt::format("different length: {} vs {} tokens", g.size(), a.size());
   return "";
+}
+
+/// A context for `s.nodes` hosts node-00, node-01, ... of `instance_type`, `per_node` ranks each
+/// on H100s, started at `start_time`, with an empty recorded environment.
+inline nlohmann::json gpu_hosts_context(const RunSpec& s, const std::string& instance_type,
+                                        int per_node, const std::string& start_time) {
+  nlohmann::json c = context_line(s);
+  c["start_time"] = start_time;
+  c["hosts"] = nlohmann::json::array();
+  c["ranks"] = nlohmann::json::array();
+  for (int h = 0; h < s.nodes; ++h) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (int l = 0; l < per_node; ++l) {
+      const int rank = h * per_node + l;
+      ranks.push_back(rank);
+      c["ranks"].push_back({{"rank", rank},
+                            {"host", fmt::format("node-{:02}", h)},
+                            {"local_rank", l},
+                            {"device", {{"model", "NVIDIA H100 80GB HBM3"}, {"index", l}}}});
+    }
+    c["hosts"].push_back({{"name", fmt::format("node-{:02}", h)},
+                          {"ranks", ranks},
+                          {"instance_type", instance_type}});
+  }
+  c["env"] = nlohmann::json::object();
+  return c;
+}
+
+/// Runs the report with `dir` as the working directory (restored afterwards, also on a throw),
+/// so that the inputs named in the outputs are relative and goldens do not depend on where the
+/// tree is.
+inline int run_in(const std::filesystem::path& dir, const ReportOptions& o,
+                  std::FILE* out = nullptr) {
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  int code = -1;
+  try {
+    code = run(o, out, nullptr);
+  } catch (...) {
+    std::filesystem::current_path(cwd);
+    throw;
+  }
+  std::filesystem::current_path(cwd);
+  return code;
+}
+
+/// Compares `produced` with the golden file, text exactly and numbers within a tolerance; with
+/// COLLBENCH_UPDATE_GOLDEN=1 rewrites the golden file instead.
+inline void check_golden(const std::filesystem::path& produced,
+                         const std::filesystem::path& golden) {
+  const std::string actual = read_file(produced);
+  ASSERT_FALSE(actual.empty()) << produced;
+  if (const char* update = std::getenv("COLLBENCH_UPDATE_GOLDEN");
+      update && std::string(update) == "1") {
+    std::filesystem::create_directories(golden.parent_path());
+    std::ofstream(golden, std::ios::binary) << actual;
+    std::cout << "updated " << golden << "\n";
+    return;
+  }
+  ASSERT_TRUE(std::filesystem::exists(golden))
+      << golden << " is missing; run with COLLBENCH_UPDATE_GOLDEN=1";
+  EXPECT_EQ(compare_with_tolerance(read_file(golden), actual), "") << produced << " vs " << golden;
 }
 
 }  // namespace collbench::report::testing

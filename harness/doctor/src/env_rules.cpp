@@ -27,13 +27,9 @@ constexpr std::string_view kCudaEnv =
 
 // ---- What a host is -----------------------------------------------------------------------
 
-bool has_nic(const HostFacts& h, NicKind kind) {
-  return std::any_of(h.nics.begin(), h.nics.end(),
-                     [&](const NicFact& n) { return n.kind == kind; });
-}
-bool is_efa_host(const HostFacts& h) { return has_nic(h, NicKind::kEfa); }
+bool is_efa_host(const HostFacts& h) { return h.nic_count(NicKind::kEfa) > 0; }
 bool has_ib_or_roce(const HostFacts& h) {
-  return has_nic(h, NicKind::kInfiniband) || has_nic(h, NicKind::kRoce);
+  return h.nic_count(NicKind::kInfiniband) + h.nic_count(NicKind::kRoce) > 0;
 }
 
 /// GPUs, an RDMA NIC, and a way for that NIC to reach GPU memory (peermem or dma-buf).

@@ -1,5 +1,6 @@
 #include "collbench/doctor/facts.h"
 
+#include <algorithm>
 #include <array>
 
 namespace collbench::doctor {
@@ -20,6 +21,11 @@ const LibraryFact* HostFacts::library(std::string_view name) const {
     if (library.name == name) return &library;
   }
   return nullptr;
+}
+
+int HostFacts::nic_count(NicKind kind) const {
+  return static_cast<int>(
+      std::count_if(nics.begin(), nics.end(), [&](const NicFact& n) { return n.kind == kind; }));
 }
 
 std::optional<std::string> HostFacts::setting(std::string_view name) const {

@@ -71,10 +71,6 @@ bool is_rdma(const NicFact& nic) {
          nic.kind == NicKind::kRoce;
 }
 
-int count_kind(const HostFacts& facts, NicKind kind) {
-  return static_cast<int>(std::ranges::count(facts.nics, kind, &NicFact::kind));
-}
-
 std::string kind_label(NicKind kind) {
   switch (kind) {
     case NicKind::kEfa:
@@ -169,7 +165,7 @@ void check_instance(const HostFacts& facts, std::vector<Finding>& out) {
         "figures for this type do not apply",
         spec->source));
   }
-  const int efa = count_kind(facts, NicKind::kEfa);
+  const int efa = facts.nic_count(NicKind::kEfa);
   if (efa < spec->efa_devices) {
     out.push_back(finding(
         facts, "instance.efa", Severity::kFailure,

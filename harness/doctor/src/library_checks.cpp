@@ -8,11 +8,6 @@
 namespace collbench::doctor {
 namespace {
 
-int count_nics(const HostFacts& host, NicKind kind) {
-  return static_cast<int>(std::count_if(host.nics.begin(), host.nics.end(),
-                                        [&](const NicFact& n) { return n.kind == kind; }));
-}
-
 std::string detail(const LibraryFact& library, const std::string& key) {
   const auto it = library.details.find(key);
   return it == library.details.end() ? "" : it->second;
@@ -66,15 +61,17 @@ std::vector<Finding> library_findings(const HostFacts& host) {
     }
   }
 
-  const int efa = count_nics(host, NicKind::kEfa);
+  const int efa = host.nic_count(NicKind::kEfa);
   if (efa > 0 && host.fabric) {
+    const LibraryFact* libfabric = host.library("libfabric");
+    const std::string version = libfabric ? libfabric->version : "?";
     const auto& providers = host.fabric->providers;
     if (std::find(providers.begin(), providers.end(), "efa") == providers.end()) {
       out.push_back(make(
           "fabric.efa_provider", Severity::kFailure,
           fmt::format("{} EFA devices in /sys, but libfabric {} lists no efa provider "
                       "(providers: {})",
-                      efa, host.library("libfabric") ? host.library("libfabric")->version : "?",
+                      efa, version,
                       providers.empty() ? std::string("none")
                                         : fmt::format("{}", fmt::join(providers, ", "))),
           host,
@@ -89,11 +86,9 @@ std::vector<Finding> library_findings(const HostFacts& host) {
                                      host.fabric->efa_domains, efa),
                          host, "the devices it does not report carry no NCCL traffic"));
     } else {
-      out.push_back(make(
-          "fabric.efa_provider", Severity::kOk,
-          fmt::format("libfabric {} reports all {} EFA devices",
-                      host.library("libfabric") ? host.library("libfabric")->version : "?", efa),
-          host));
+      out.push_back(make("fabric.efa_provider", Severity::kOk,
+                         fmt::format("libfabric {} reports all {} EFA devices", version, efa),
+                         host));
     }
   }
   return out;

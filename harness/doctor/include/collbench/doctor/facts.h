@@ -233,6 +233,8 @@ struct HostFacts {
 
   /// The library fact named `name`, or nullptr.
   const LibraryFact* library(std::string_view name) const;
+  /// How many RDMA devices of `kind` the host has.
+  int nic_count(NicKind kind) const;
   /// A setting as NCCL would see it: the environment's value, else the configuration files'.
   std::optional<std::string> setting(std::string_view name) const;
 };
