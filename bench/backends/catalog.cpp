@@ -71,12 +71,13 @@ const BackendDescriptor& nccl_backend_descriptor() {
                "NCCL CTA policy of the communicator: 0 default, 1 efficiency, 2 zero (NCCL 2.28+; "
                "default: not set)",
                Kind::kInteger, -1, 2, std::int64_t{-1}},
-              // NCCL logs its choice only through TUNING lines, one per call, which cost time on
-              // small messages: asked for, not on by default (on anyway when the user's
-              // NCCL_DEBUG_SUBSYS already includes TUNING).
+              // Asked for, not on by default: a profiler (or NCCL's per-call TUNING lines) is
+              // one more thing NCCL does per call. On anyway, from the log, when the user's
+              // NCCL_DEBUG_SUBSYS already includes TUNING.
               {"--algorithms", backend_option::kRecordAlgorithms,
-               "1: record the algorithm and protocol NCCL ran for each row (from its TUNING "
-               "log; NCCL then logs every call, which slows small sizes)",
+               "1: record the algorithm and protocol NCCL ran for each row (from NCCL's "
+               "profiler interface through collbench's own plugin, NCCL 2.27+; from NCCL's "
+               "TUNING log when NCCL_PROFILER_PLUGIN names another profiler)",
                Kind::kInteger, 0, 1, std::int64_t{0}},
           },
   };

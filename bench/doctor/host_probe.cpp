@@ -2,7 +2,6 @@
 
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <pwd.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -57,12 +56,7 @@ std::map<std::string, std::string> doctor_environment(const char* const* envp) {
 }
 
 HostFacts probe_host(const ProbeOptions& options, const std::string& host) {
-  SystemPaths where;
-  where.root = options.sysfs_root;
-  if (const char* file = env_or_null("NCCL_CONF_FILE")) where.nccl_conf_file = file;
-  // NCCL finds ~/.nccl.conf through the passwd entry, not $HOME.
-  if (const passwd* user = getpwuid(getuid()); user && user->pw_dir) where.home = user->pw_dir;
-  HostFacts facts = read_system_facts(where);
+  HostFacts facts = read_system_facts(this_process_paths(options.sysfs_root));
   facts.host = host;
 
   std::string why_not;

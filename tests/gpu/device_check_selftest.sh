@@ -15,7 +15,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHECK=$HERE/../../scripts/device-check
 ROOT=$(mktemp -d "${TMPDIR:-/tmp}/device-check-selftest.XXXXXX") || exit 1
-trap 'rm -rf "$ROOT"' EXIT
+trap '[ -n "${KEEP_SELFTEST:-}" ] || rm -rf "$ROOT"' EXIT
 PASSED=0
 FAILED=0
 
@@ -105,7 +105,9 @@ check_good() {
   expect_line "good: same NCCL" "$summary" "^PASS +nccl-tests and collbench load the same libnccl.so.2 +$ROOT/system-nccl/libnccl.so.2"
   expect_line "good: NCCL versions" "$summary" '^PASS +same NCCL at run time.*collbench 2\.28\.3, nccl-tests 22803'
   expect_line "good: cudart" "$summary" "^PASS +nccl-tests: libcudart.so.13 of the machine's CUDA +$ROOT/cuda/lib64"
-  expect_line "good: algorithms" "$summary" '^PASS +2 emulated nodes: --algorithms 1 records NCCL.s choice per row +([0-9]+) of \1 rows; RING $'
+  expect_line "good: algorithms" "$summary" '^PASS +2 emulated nodes: --algorithms 1 records NCCL.s choice per row +([0-9]+) of \1 rows; RING ; from profiler $'
+  expect_line "good: algorithm sources" "$summary" '^PASS +2 emulated nodes: the profiler and NCCL.s TUNING log name the same choices +[0-9]+ rows alike$'
+  expect_line "good: TUNING log run" "$calls" '^collbench rank=0/2 .*NCCL_PROFILER_PLUGIN=none .*--algorithms 1'
   expect_line "good: doctor" "$summary" '^PASS +collbench doctor: the GPUs through NVML +exit 0; 1 GPU\(s\) from NVML'
   expect_line "good: reductions" "$summary" '^PASS +2 emulated nodes: NCCL.s reductions, \{half,bfloat16,fp8_e4m3,fp8_e5m2\} x every op'
   # Library paths: the bundle's reach collbench's programs only; mpirun runs in the check's own
@@ -158,6 +160,7 @@ check_bad() {
     '2 emulated nodes: NCCL.s reductions'
     '--require-net IB on 2 emulated nodes exits 3 +exit 0'
     '2 emulated nodes: --algorithms 1 records NCCL.s choice per row +0 of [0-9]+ rows; none'
+    '2 emulated nodes: the profiler and NCCL.s TUNING log name the same choices'
     'gpu tests: the binary .* 2 passed, 1 skipped'
   )
   local row

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nccl.h>
 
 #include <atomic>
@@ -17,10 +18,12 @@
 #include "backends/catalog.h"
 #include "collbench/cuda_check.h"
 #include "collbench/cuda_device.h"
+#include "collbench/doctor/system_facts.h"
 #include "collbench/error.h"
 #include "collbench/types.h"
 #include "nccl_debug_capture.h"
 #include "nccl_log.h"
+#include "nccl_profiler.h"
 #include "nccl_ras_client.h"
 #include "nccl_ras_report.h"
 #include "nccl_registration.h"
@@ -134,26 +137,32 @@ class NcclBackend final : public Backend {
         device_option_(static_cast<int>(args.integer(backend_option::kDevice))),
         require_net_(args.text(backend_option::kRequireNet)),
         stream_null_(args.integer(backend_option::kStreamNull) != 0),
-        record_algorithms_(args.integer(backend_option::kRecordAlgorithms) != 0 ||
-                           nccl::logs_tuning(nccl::DebugSettings::from_environment())),
         cta_policy_(static_cast<int>(args.integer(backend_option::kCtaPolicy))),
         bootstrap_(bootstrap),
         api_(OptionalApi::load()) {
     ncclGetVersion(&nccl_version_);  // does not log: safe before the capture is set up
+    algorithms_ = choose_algorithms(args.integer(backend_option::kRecordAlgorithms) != 0);
     check_stream_and_policy();
     select_device();
     check_registration_support();
-    capture_ =
-        std::make_unique<nccl::DebugCapture>(bootstrap_.hostname(), stdout, record_algorithms_);
+    capture_ = std::make_unique<nccl::DebugCapture>(
+        bootstrap_.hostname(), stdout, algorithms_.source == nccl::AlgorithmSource::kTuningLog);
     try {
       nranks_ = bootstrap_.size();
       rank_ = bootstrap_.rank();
-      check_reachability();
-      init_measurement_communicator();
+      {
+        // NCCL loads its profiler when a communicator starts (each time none is left).
+        const ProfilerSelection profiler(algorithms_.source == nccl::AlgorithmSource::kProfiler);
+        check_reachability();
+        init_measurement_communicator();
+      }
       if (nranks_ > 1) establish_connections(comm_, "the measurement communicator");
       capture_->poll();
       capture_->restore_environment();
       describe_and_check_network();
+      // The set-up calls are no row's.
+      capture_->tuning().clear();
+      (void)nccl::ProfilerRecorder::instance().take();
     } catch (...) {
       // No destructor runs for a half-built object: release what NCCL holds here.
       abort_communicator();
@@ -289,14 +298,26 @@ class NcclBackend final : public Backend {
     if (r.handle) NCCL_CHECK(api_.ncclCommDeregister(comm_, r.handle));
   }
 
-  /// --algorithms 1: NCCL's TUNING lines for the row's size, which rank 0 of the communicator
-  /// logs at enqueue time (so all are in the capture once the calls completed).
+  /// --algorithms 1: the calls of the row's size that rank 0 of the communicator saw, from
+  /// collbench's profiler plugin or NCCL's TUNING lines, both produced when a call is scheduled
+  /// (so all are in once the calls completed).
   std::optional<RowAlgorithm> ran_with(std::string_view test, std::uint64_t bytes) override {
-    if (!record_algorithms_ || !capture_) return std::nullopt;
-    capture_->poll();
-    auto algorithm = nccl::row_algorithm(capture_->tuning(), test, bytes, nranks_);
-    capture_->tuning().clear();
-    return algorithm;
+    switch (algorithms_.source) {
+      case nccl::AlgorithmSource::kProfiler:
+        return nccl::row_algorithm(nccl::ProfilerRecorder::instance().take(), test, bytes, nranks_,
+                                   nccl::source_name(algorithms_.source));
+      case nccl::AlgorithmSource::kTuningLog: {
+        if (!capture_) return std::nullopt;
+        capture_->poll();
+        auto algorithm = nccl::row_algorithm(capture_->tuning(), test, bytes, nranks_,
+                                             nccl::source_name(algorithms_.source));
+        capture_->tuning().clear();
+        return algorithm;
+      }
+      case nccl::AlgorithmSource::kNone:
+        break;
+    }
+    return std::nullopt;
   }
 
   /// Asks NCCL's RAS service (2.24+) twice, a second apart, which ranks are behind in which
@@ -474,6 +495,72 @@ class NcclBackend final : public Backend {
     return unique;
   }
 
+  /// Where the rows' algorithms come from (nccl_profiler.h): the profiler, unless the user's
+  /// own profiler or logging claims that place.
+  nccl::AlgorithmSourceChoice choose_algorithms(bool asked) const {
+    nccl::AlgorithmSourceInputs in;
+    in.asked = asked;
+    in.user_logs_tuning = nccl::logs_tuning(nccl::DebugSettings::from_environment());
+    in.nccl_version = nccl_version_;
+    in.user_profiler = env("NCCL_PROFILER_PLUGIN");
+    if (asked && !in.user_profiler) {
+      const doctor::NcclConf conf = doctor::read_nccl_conf(doctor::this_process_paths());
+      if (const auto it = conf.values.find("NCCL_PROFILER_PLUGIN"); it != conf.values.end()) {
+        in.user_profiler = it->second;
+        in.user_profiler_origin = fmt::format("{}", fmt::join(conf.files, " or "));
+      }
+    }
+    if (asked && !in.user_profiler) in.default_profiler = nccl::default_profiler_library();
+    return nccl::choose_algorithm_source(in);
+  }
+
+  /// The run context's account of where the rows' algorithms come from; nullopt when they are
+  /// not recorded.
+  std::optional<std::string> algorithms_fact() const {
+    switch (algorithms_.source) {
+      case nccl::AlgorithmSource::kProfiler:
+        // NCCL gives up on a profiler quietly (an old interface, a symbol it cannot find).
+        if (nccl::ProfilerRecorder::instance().communicators() == 0) {
+          return "not recorded: NCCL did not load collbench's profiler plugin "
+                 "(NCCL_PROFILER_PLUGIN=STATIC_PLUGIN)";
+        }
+        return "NCCL's profiler interface (collbench's plugin, NCCL_PROFILER_PLUGIN=STATIC_PLUGIN "
+               "while the communicators started)";
+      case nccl::AlgorithmSource::kTuningLog:
+        return algorithms_.why.empty()
+                   ? std::string("NCCL's TUNING log")
+                   : fmt::format("NCCL's TUNING log, not the profiler: {}", algorithms_.why);
+      case nccl::AlgorithmSource::kNone:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  /// NCCL_PROFILER_PLUGIN=STATIC_PLUGIN (collbench's own profiler) while communicators start,
+  /// then the user's environment again: the run context records the launch environment.
+  class ProfilerSelection {
+   public:
+    explicit ProfilerSelection(bool on) : on_(on), before_(env("NCCL_PROFILER_PLUGIN")) {
+      if (!on_) return;
+      nccl::ProfilerRecorder::instance().set_recording(true);
+      setenv("NCCL_PROFILER_PLUGIN", "STATIC_PLUGIN", 1);
+    }
+    ~ProfilerSelection() {
+      if (!on_) return;
+      if (before_) {
+        setenv("NCCL_PROFILER_PLUGIN", before_->c_str(), 1);
+      } else {
+        unsetenv("NCCL_PROFILER_PLUGIN");
+      }
+    }
+    ProfilerSelection(const ProfilerSelection&) = delete;
+    ProfilerSelection& operator=(const ProfilerSelection&) = delete;
+
+   private:
+    bool on_;
+    std::optional<std::string> before_;  ///< the user's own value (STATIC_PLUGIN, or unset)
+  };
+
   /// Phase 1: a non-blocking communicator, initialised and connected under the --timeout
   /// deadline and aborted (ncclCommAbort) when it is missed or fails, proves that every rank is up
   /// and that NCCL's network connects them, before anything is measured.
@@ -607,6 +694,7 @@ class NcclBackend final : public Backend {
     // quietly where symmetric windows are unsupported (several nodes, no P2P).
     info_.facts["registration"] = nccl::registration_outcome(register_mode_, facts).sentence;
     if (stream_null_) info_.facts["stream"] = "the legacy default (null) stream (-y 1)";
+    if (auto algorithms = algorithms_fact()) info_.facts["algorithms"] = *algorithms;
     // NCCL counts nodes by host hash: NCCL_HOSTID makes several nodes of one machine.
     if (facts.nnodes > 0) info_.nodes = facts.nnodes;
     info_.settings = capture_->settings().settings();
@@ -724,7 +812,7 @@ class NcclBackend final : public Backend {
   const std::string require_net_;
   const bool stream_null_;  ///< -y 1: CUDA's legacy default stream
   /// --algorithms 1 (or the user's NCCL_DEBUG_SUBSYS logs TUNING): rows record NCCL's choice.
-  const bool record_algorithms_;
+  nccl::AlgorithmSourceChoice algorithms_;
   const int cta_policy_;  ///< -x: ncclConfig_t::CTAPolicy, -1 to leave it unset
   Bootstrap& bootstrap_;
   OptionalApi api_;

@@ -1,10 +1,13 @@
 #include "collbench/doctor/system_facts.h"
 
+#include <pwd.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -379,6 +382,15 @@ std::string read_instance_type(const fs::path& root) {
     if (!name.empty()) return looks_like_instance_type(name) ? name : "";
   }
   return "";
+}
+
+SystemPaths this_process_paths(std::filesystem::path root) {
+  SystemPaths where;
+  where.root = std::move(root);
+  if (const char* file = std::getenv("NCCL_CONF_FILE")) where.nccl_conf_file = file;
+  // NCCL finds ~/.nccl.conf through the passwd entry, not $HOME.
+  if (const passwd* user = getpwuid(getuid()); user && user->pw_dir) where.home = user->pw_dir;
+  return where;
 }
 
 NcclConf read_nccl_conf(const SystemPaths& where) {

@@ -28,9 +28,9 @@ bool is_collective(std::string_view name) {
   return false;
 }
 
-/// Some builds print ncclAlgoStr/ncclProtoStr ("Ring", "CollNetDirect", "Simple") instead of the
-/// upper-case names; one spelling keeps lookups and comparisons simple.
-std::string canonical(std::string_view name) {
+}  // namespace
+
+std::string canonical_name(std::string_view name) {
   std::string up;
   for (char c : name) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (up == "COLLNETDIRECT") return "COLLNET_DIRECT";
@@ -38,6 +38,15 @@ std::string canonical(std::string_view name) {
   if (up == "NVLSTREE") return "NVLS_TREE";
   return up;
 }
+
+bool is_algorithm(std::string_view name) {
+  for (auto a : kAlgorithms) {
+    if (a == name) return true;
+  }
+  return false;
+}
+
+namespace {
 
 /// The word after `word ` in `text`, up to the next space.
 std::string_view word_after(std::string_view text, std::string_view word) {
@@ -82,8 +91,8 @@ bool parse_choice(std::string_view choice, TuningLine& out) {
   // 2.19-2.23 log ids; later versions names.
   const auto algo_id = to_integer(algo);
   const auto proto_id = to_integer(proto);
-  out.algorithm = algo_id ? algorithm_name(static_cast<int>(*algo_id)) : canonical(algo);
-  out.protocol = proto_id ? protocol_name(static_cast<int>(*proto_id)) : canonical(proto);
+  out.algorithm = algo_id ? algorithm_name(static_cast<int>(*algo_id)) : canonical_name(algo);
+  out.protocol = proto_id ? protocol_name(static_cast<int>(*proto_id)) : canonical_name(proto);
   parse_channels(choice, out);
   return true;
 }
@@ -170,22 +179,24 @@ std::string TuningChoice::describe() const {
   return text;
 }
 
+void TuningLog::add(const TuningLine& call) {
+  ++lines_;
+  TuningChoice& choice = choices_[TuningKey{call.collective, call.bytes}];
+  const int channels = call.channel_lo >= 0 ? call.channel_hi - call.channel_lo + 1 : 0;
+  for (auto& v : choice.variants) {
+    if (v.algorithm == call.algorithm && v.protocol == call.protocol && v.kind == call.kind) {
+      ++v.calls;
+      v.channels = channels;
+      return;
+    }
+  }
+  choice.variants.push_back({call.algorithm, call.protocol, call.kind, channels, std::uint64_t{1}});
+}
+
 void TuningLog::add_line(std::string_view line) {
   if (auto tuning = parse_tuning_line(line)) {
-    ++lines_;
     if (tuning->collective.empty()) tuning->collective = last_collective_;
-    TuningChoice& choice = choices_[TuningKey{tuning->collective, tuning->bytes}];
-    const int channels = tuning->channel_lo >= 0 ? tuning->channel_hi - tuning->channel_lo + 1 : 0;
-    for (auto& v : choice.variants) {
-      if (v.algorithm == tuning->algorithm && v.protocol == tuning->protocol &&
-          v.kind == tuning->kind) {
-        ++v.calls;
-        v.channels = channels;
-        return;
-      }
-    }
-    choice.variants.push_back(
-        {tuning->algorithm, tuning->protocol, tuning->kind, channels, std::uint64_t{1}});
+    add(*tuning);
     return;
   }
   // COLL lines: "AllReduce: opCount 0 sendbuff 0x7f... recvbuff ... count 1 datatype 7 ...".
@@ -231,7 +242,8 @@ std::optional<TuningKey> tuning_key(std::string_view test, std::uint64_t row_byt
 }
 
 std::optional<RowAlgorithm> row_algorithm(const TuningLog& log, std::string_view test,
-                                          std::uint64_t row_bytes, int nranks) {
+                                          std::uint64_t row_bytes, int nranks,
+                                          std::string_view source) {
   const auto key = tuning_key(test, row_bytes, nranks);
   if (!key) return std::nullopt;
   const auto choice = log.find(*key);
@@ -244,7 +256,7 @@ std::optional<RowAlgorithm> row_algorithm(const TuningLog& log, std::string_view
   if (main.channels > 0) out.channels = main.channels;
   out.mixed = choice->mixed();
   out.detail = Name(choice->describe());
-  out.source = Name("tuning_log");
+  out.source = Name(source);
   return out;
 }
 

@@ -58,6 +58,12 @@ std::optional<TuningLine> parse_tuning_line(std::string_view line);
 std::string algorithm_name(int id);
 /// NCCL_PROTO_*: 0 LL, 1 LL128, 2 SIMPLE.
 std::string protocol_name(int id);
+/// One spelling for algorithm and protocol names: some builds print ncclAlgoStr/ncclProtoStr
+/// ("Ring", "CollNetDirect", "Simple") instead of the upper-case names ("RING",
+/// "COLLNET_DIRECT", "SIMPLE") that lookups and comparisons use.
+std::string canonical_name(std::string_view name);
+/// Whether `name` (canonical) is one of NCCL's algorithms (TREE ... PAT).
+bool is_algorithm(std::string_view name);
 
 /// What a TUNING line is looked up by.
 struct TuningKey {
@@ -94,6 +100,8 @@ class TuningLog {
  public:
   /// Adds what one log line says (other lines are ignored).
   void add_line(std::string_view line);
+  /// Adds one call's choice, however it was learnt (a log line, a profiler event).
+  void add(const TuningLine& call);
   /// The choice for `key`. A log whose lines name no collective (2.19-2.23 without COLL lines)
   /// is looked up by bytes alone, so clear() it between tests.
   std::optional<TuningChoice> find(const TuningKey& key) const;
@@ -117,9 +125,11 @@ class TuningLog {
 /// empty rows: NCCL logs no TUNING line for them.
 std::optional<TuningKey> tuning_key(std::string_view test, std::uint64_t row_bytes, int nranks);
 
-/// What a result row records of NCCL's choice for its calls (source "tuning_log"), or nullopt
-/// when the log has no line for the row (tuning_key).
+/// What a result row records of NCCL's choice for its calls, or nullopt when the log has no
+/// call of the row (tuning_key). `source` says where the calls came from: "tuning_log" or
+/// "profiler" (nccl_profiler.h).
 std::optional<RowAlgorithm> row_algorithm(const TuningLog& log, std::string_view test,
-                                          std::uint64_t row_bytes, int nranks);
+                                          std::uint64_t row_bytes, int nranks,
+                                          std::string_view source = "tuning_log");
 
 }  // namespace collbench::nccl

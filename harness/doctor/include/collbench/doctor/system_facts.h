@@ -29,6 +29,10 @@ struct SystemPaths {
   std::string home;
 };
 
+/// The paths as this process's NCCL finds them: $NCCL_CONF_FILE and the real user's home
+/// directory, read under `root`.
+SystemPaths this_process_paths(std::filesystem::path root = "/");
+
 /// Everything below, in one HostFacts: host (the kernel's hostname), instance_type,
 /// driver_version, gpus, nics, affinities, gpudirect, memory, nccl_conf and nccl_conf_files.
 /// libraries, fabric, env and ranks are the probes' to fill.
