@@ -53,6 +53,8 @@ const BackendDescriptor& nccl_backend_descriptor() {
       .graphs = true,
       // nccl-tests rotates; its numbers are the ones NCCL results are compared with.
       .buffers = BufferPolicy::kRotate,
+      // -t and -g: a process drives several GPUs, one rank (thread) each, as nccl-tests.
+      .thread_ranks = true,
       .options =
           {
               {"-R,--register", backend_option::kRegisterBuffers,

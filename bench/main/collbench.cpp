@@ -1,12 +1,14 @@
 // collbench: parse -> run -> one catch. Launched once per rank by mpirun or srun.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "backends.h"
 #include "backends/catalog.h"
@@ -18,6 +20,7 @@
 #include "collbench/reporter.h"
 #include "collbench/runner.h"
 #include "collbench/split_run.h"
+#include "collbench/thread_ranks.h"
 #include "collbench/watchdog.h"
 #include "collectives/collectives.h"
 #include "doctor_command.h"
@@ -115,6 +118,13 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   for (const auto& test : options.tests) tests.push_back(find_spec(all_specs(), test));
 
   const BackendDescriptor& chosen = chosen_backend(options);
+  if (options.ranks_per_process() > 1 && !chosen.thread_ranks) {
+    throw_usage(
+        "-t {} -g {}: the {} backend runs one rank per process; launch {} processes per node "
+        "instead (mpirun -np, srun --ntasks-per-node)",
+        options.threads_per_process, options.gpus_per_thread, chosen.name,
+        options.ranks_per_process());
+  }
   // Resolved once, before anything reads it: the runner, the context and every row state the
   // policy that ran, never "the default".
   if (!parsed.options.buffers) parsed.options.buffers = chosen.buffers;
@@ -178,6 +188,52 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
 }  // namespace
 }  // namespace collbench
 
+namespace collbench {
+namespace {
+
+/// One rank from start to end, with its errors reported as one line. A runtime error ends the
+/// whole job (the other ranks may be waiting for this one); a usage error is found identically
+/// on every rank, so rank 0 reports it and every rank returns.
+int rank_main(Bootstrap& bootstrap, int argc, char** argv) {
+  try {
+    // `collbench doctor ...`: the set-up checks instead of a measurement, on the same launch.
+    if (argc > 1 && std::strcmp(argv[1], "doctor") == 0) {
+      return exit_status(doctor::run_doctor(bootstrap, argc - 1, argv + 1));
+    }
+    return exit_status(run(bootstrap, argc, argv));
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::kUsage) {
+      if (bootstrap.rank() == 0) std::fprintf(stderr, "collbench: %s\n", e.what());
+      return exit_status(e.code());
+    }
+    std::fprintf(stderr, "collbench: rank %d (%s): %s\n", bootstrap.rank(),
+                 bootstrap.hostname().c_str(), e.what());
+    bootstrap.abort(exit_status(e.code()), e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collbench: rank %d (%s): internal error: %s\n", bootstrap.rank(),
+                 bootstrap.hostname().c_str(), e.what());
+    bootstrap.abort(exit_status(ExitCode::kRuntime), e.what());
+  }
+  return exit_status(ExitCode::kRuntime);  // not reached: abort() ends the job
+}
+
+/// The ranks this process runs: -t x -g for a backend that takes several per process, else 1
+/// (the run then refuses the options with one line, as it reports any bad command line).
+int ranks_per_process(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "doctor") == 0) return 1;
+  try {
+    const ParseResult parsed = parse_command_line(argc, argv, all_specs(), backend_catalog());
+    if (!parsed.exit_text.empty()) return 1;
+    const int k = parsed.options.ranks_per_process();
+    return k > 1 && chosen_backend(parsed.options).thread_ranks ? k : 1;
+  } catch (const Error&) {
+    return 1;
+  }
+}
+
+}  // namespace
+}  // namespace collbench
+
 int main(int argc, char** argv) {
   using namespace collbench;
   std::unique_ptr<Bootstrap> bootstrap;
@@ -187,24 +243,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "collbench: cannot start: %s\n", e.what());
     return exit_status(ExitCode::kRuntime);
   }
-  try {
-    // `collbench doctor ...`: the set-up checks instead of a measurement, on the same launch.
-    if (argc > 1 && std::strcmp(argv[1], "doctor") == 0) {
-      return exit_status(doctor::run_doctor(*bootstrap, argc - 1, argv + 1));
-    }
-    return exit_status(run(*bootstrap, argc, argv));
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::kUsage) {
-      // Usage errors are found identically on every rank: one line from rank 0 is enough.
-      if (bootstrap->rank() == 0) std::fprintf(stderr, "collbench: %s\n", e.what());
-      return exit_status(e.code());
-    }
-    std::fprintf(stderr, "collbench: rank %d (%s): %s\n", bootstrap->rank(),
-                 bootstrap->hostname().c_str(), e.what());
-    bootstrap->abort(exit_status(e.code()), e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "collbench: rank %d (%s): internal error: %s\n", bootstrap->rank(),
-                 bootstrap->hostname().c_str(), e.what());
-    bootstrap->abort(exit_status(ExitCode::kRuntime), e.what());
-  }
+  const int per_process = ranks_per_process(argc, argv);
+  if (per_process == 1) return rank_main(*bootstrap, argc, argv);
+  // -t/-g: this process's ranks, each on a thread of its own; the most severe status is the
+  // process's.
+  ThreadRanks ranks(*bootstrap, per_process);
+  const std::vector<int> statuses = ranks.run([&](int index) {
+    const std::unique_ptr<Bootstrap> mine = ranks.bootstrap(index);
+    return rank_main(*mine, argc, argv);
+  });
+  return *std::max_element(statuses.begin(), statuses.end());
 }

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -180,6 +182,36 @@ TEST_F(CollbenchGpu, SharedGpuWithoutDistinctHostsIsAUsageError) {
           " all_reduce -b 8 -e 8 -n 1 --backend nccl --timeout 60 --device 0");
   EXPECT_EQ(o.status, 2) << o.output;
   EXPECT_NE(o.output.find("NCCL_HOSTID"), std::string::npos) << o.output;
+}
+
+// nccl-tests' -g: one process drives several GPUs, each rank on a thread of its own. With one
+// GPU, two ranks of one process would share it (NCCL refuses that before 2.30, and per-rank
+// NCCL_HOSTID cannot tell threads apart), so -g 2 must stop before NCCL starts, naming the GPUs.
+TEST_F(CollbenchGpu, SeveralGpusPerProcess) {
+  const CudaProbe probe = probe_cuda();
+  if (probe.device_count < 2) {
+    const Outcome o =
+        run(collbench() + " all_reduce -b 8 -e 8 -n 1 -w 0 -g 2 --backend nccl --timeout 60");
+    EXPECT_EQ(o.status, 2) << o.output;
+    EXPECT_NE(o.output.find("2 ranks run on"), std::string::npos) << o.output;
+    EXPECT_NE(o.output.find("1 GPU is visible"), std::string::npos) << o.output;
+    return;
+  }
+  const int gpus = std::min(probe.device_count, 8);
+  const Outcome o = run(collbench() +
+                        " all_reduce,all_gather,reduce_scatter,broadcast,alltoall,sendrecv -b 8 "
+                        "-e 1M -f 64 -n 2 -w 1 -g " +
+                        std::to_string(gpus) + " --backend nccl -q --timeout 60 --jsonl " + jsonl_);
+  ASSERT_EQ(o.status, 0) << o.output;
+  const auto records = read_jsonl(jsonl_);
+  expect_verified(records, 12);
+  const auto& c = records.front();
+  EXPECT_EQ(c["nranks"], gpus);
+  EXPECT_EQ(c["options"]["gpus_per_thread"], gpus);
+  std::set<std::string> devices;
+  for (const auto& rank : c["ranks"])
+    devices.insert(rank["device"]["pci_bus_id"].get<std::string>());
+  EXPECT_EQ(static_cast<int>(devices.size()), gpus) << "one GPU per rank";
 }
 
 }  // namespace

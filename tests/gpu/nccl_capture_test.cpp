@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "nccl_debug_capture.h"
 
@@ -206,6 +210,42 @@ class DebugCaptureTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// The ranks of a process (-t, -g) share one capture and poll it from their own threads: every
+// line is read, parsed and forwarded exactly once.
+TEST_F(DebugCaptureTest, RanksOfOneProcessPollTheSharedCaptureFromTheirThreads) {
+  setenv("NCCL_DEBUG", "INFO", 1);
+  std::FILE* out = std::tmpfile();
+  constexpr int kLines = 3000;
+  {
+    DebugCapture capture("node1", out);
+    std::FILE* nccl = open_like_nccl();
+    std::atomic<bool> written{false};
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 4; ++r) {
+      ranks.emplace_back([&] {
+        while (!written.load()) {
+          capture.poll();
+          (void)capture.facts();
+          (void)capture.take_tuning();
+        }
+        capture.poll();
+      });
+    }
+    for (int i = 0; i < kLines; ++i) {
+      std::fprintf(nccl, "%s\n", kInfo);
+      if (i % 100 == 0) std::fflush(nccl);
+    }
+    std::fclose(nccl);
+    written = true;
+    for (auto& t : ranks) t.join();
+    EXPECT_EQ(capture.facts().lines, static_cast<std::size_t>(kLines));
+    EXPECT_EQ(capture.facts().network, "Socket");
+  }
+  const std::string text = read(out);
+  EXPECT_EQ(static_cast<int>(std::count(text.begin(), text.end(), '\n')), kLines);
+  std::fclose(out);
+}
+
 TEST_F(DebugCaptureTest, SilentUserSeesNothingButFactsAreCaptured) {
   std::FILE* out = std::tmpfile();
   {
@@ -308,11 +348,11 @@ TEST_F(DebugCaptureTest, SettingsAndTuningLinesAreCollected) {
     capture.poll();
     ASSERT_NE(capture.settings().find("NCCL_PROTO"), nullptr);
     EXPECT_EQ(capture.settings().find("NCCL_PROTO")->source, SettingSource::kPlugin);
-    const auto choice = capture.tuning().find({"AllReduce", 1048576});
+    const auto choice = capture.take_tuning().find({"AllReduce", 1048576});
     ASSERT_TRUE(choice.has_value());
     EXPECT_EQ(choice->describe(), "RING/SIMPLE, 8 channels");
-    capture.tuning().clear();
-    EXPECT_TRUE(capture.tuning().choices().empty());
+    // Taken, then forgotten: the next section sees only its own calls.
+    EXPECT_TRUE(capture.take_tuning().choices().empty());
   }
   EXPECT_EQ(read(out), "");
   std::fclose(out);

@@ -3,12 +3,13 @@
 // is started with init, and collectives arrive as Coll events filled in as NCCL 2.28 fills them
 // (ncclFuncToString, ncclDatatypeToString, ncclAlgoToString and ncclProtoToString spellings).
 // Also the rule that picks the profiler or the TUNING log.
+#include "nccl_profiler.h"
+
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
 
-#include "nccl_profiler.h"
 #include "nccl_profiler_abi.h"
 #include "nccl_tuning.h"
 
@@ -266,7 +267,8 @@ TEST(AlgorithmSource, OldNcclReadsTheLog) {
   in.nccl_version = 22609;
   const auto choice = choose_algorithm_source(in);
   EXPECT_EQ(choice.source, AlgorithmSource::kTuningLog);
-  EXPECT_EQ(choice.why, "NCCL 2.26.9 predates the profiler interface collbench uses (v5, NCCL 2.27)");
+  EXPECT_EQ(choice.why,
+            "NCCL 2.26.9 predates the profiler interface collbench uses (v5, NCCL 2.27)");
   in.nccl_version = kProfilerV5Version;
   EXPECT_EQ(choose_algorithm_source(in).source, AlgorithmSource::kProfiler);
 }

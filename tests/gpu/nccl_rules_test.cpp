@@ -58,6 +58,22 @@ TEST(DeviceChoice, NcclTestsDeviceIsEveryLocalRanksGpuAfterCollbenchDevice) {
   EXPECT_NE(junk.find("NCCL_TESTS_DEVICE=gpu1: expected a GPU ordinal"), std::string::npos) << junk;
 }
 
+TEST(DeviceChoice, NcclTestsDeviceIsTheFirstGpuOfAProcessWithSeveralRanks) {
+  // nccl-tests -g 4 with NCCL_TESTS_DEVICE=2: the process's ranks use GPUs 2, 3, 4 and 5.
+  for (int index = 0; index < 4; ++index) {
+    const DeviceChoice c = choose_device(-1, nullptr, index, 4, 8, "node1", "2", index);
+    EXPECT_EQ(c.ordinal, 2 + index);
+  }
+  EXPECT_EQ(choose_device(-1, nullptr, 3, 4, 8, "node1", "2", 3).reason,
+            "NCCL_TESTS_DEVICE=2, rank 3 of the process (-t, -g)");
+  const std::string beyond = usage_error([] { choose_device(-1, nullptr, 1, 2, 2, "h", "1", 1); });
+  EXPECT_NE(beyond.find("rank 1 of the process (-t, -g) needs GPU 2, but only 2 GPUs are visible"),
+            std::string::npos)
+      << beyond;
+  // By local rank (no variable): the process's ranks are consecutive local ranks.
+  EXPECT_EQ(choose_device(-1, nullptr, 5, 8, 8, "node1", nullptr, 1).ordinal, 5);
+}
+
 TEST(DeviceChoice, OptionBeyondVisibleGpus) {
   const std::string m = usage_error([] { choose_device(1, nullptr, 0, 1, 1, "h200-box"); });
   EXPECT_NE(m.find("--device 1"), std::string::npos) << m;

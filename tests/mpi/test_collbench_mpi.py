@@ -301,8 +301,10 @@ class BadInput(Workdir):
             (2, ["-z", "4"], ["-z 4", "0, 1, 2 or 3"]),
             (2, ["--reduce-scatter", "ring"], ["--reduce-scatter ring", "block or counts"]),
             (2, ["-n", "5", "-K", "5"], ["-K 5", "-n 5"]),
-            (2, ["-g", "8"], ["-g 8", "one GPU per process"]),
-            (2, ["-t", "2"], ["-t 2", "one thread per process"]),
+            (2, ["-g", "8"], ["-t 1 -g 8", "the mpi backend runs one rank per process", "launch 8 processes"]),
+            (2, ["-t", "2"], ["-t 2 -g 1", "the mpi backend runs one rank per process"]),
+            (2, ["-t", "2", "--split", "pairs"], ["--split with -t 2 -g 1", "one process per GPU"]),
+            (2, ["-t", "8", "-g", "16"], ["-t 8 -g 16", "at most 64"]),
             (2, ["--min-busbw", "0"], ["--min-busbw 0", "GB/s"]),
             (2, ["-J", "/nonexistent-dir/out.json"], ["-J /nonexistent-dir/out.json"]),
         ]

@@ -284,12 +284,25 @@ TEST(Cli, NcclTestsFlagsWithNcclTestsMeaning) {
   EXPECT_EQ(o.nccl_tests_json, "out.json");
   EXPECT_EQ(o.blocking, 3);
   EXPECT_EQ(measurement_mode(o), MeasureMode::kBlocking);
+  EXPECT_EQ(o.ranks_per_process(), 1);
+}
+
+TEST(Cli, ThreadsAndGpusPerProcessCountRanksAsNcclTests) {
+  const Options o = parse({"-t", "2", "-g", "4", "-p", "1"}).options;
+  EXPECT_EQ(o.threads_per_process, 2);
+  EXPECT_EQ(o.gpus_per_thread, 4);
+  EXPECT_EQ(o.ranks_per_process(), 8);
+  EXPECT_EQ(parse({"--ngpus", "8"}).options.ranks_per_process(), 8);
+  EXPECT_NE(usage_error({"-g", "0"}).find("1 to 64 GPUs"), std::string::npos);
+  EXPECT_NE(usage_error({"-t", "65"}).find("1 to 64 threads"), std::string::npos);
+  EXPECT_NE(usage_error({"-t", "8", "-g", "16"}).find("128 ranks per process"), std::string::npos);
+  // Groups are formed from processes.
+  EXPECT_NE(usage_error({"-g", "2", "--split", "pairs"}).find("--split with -t 1 -g 2"),
+            std::string::npos);
 }
 
 TEST(Cli, FlagsCollbenchCannotHonourAreRefusedNotIgnored) {
-  EXPECT_NE(usage_error({"-g", "8"}).find("one GPU per process"), std::string::npos);
-  EXPECT_NE(usage_error({"-t", "2"}).find("one thread per process"), std::string::npos);
-  EXPECT_NE(usage_error({"-p", "1"}).find("-p 1"), std::string::npos);
+  EXPECT_NE(usage_error({"-p", "2"}).find("-p 2"), std::string::npos);
   EXPECT_NE(usage_error({"-z", "4"}).find("0, 1, 2 or 3"), std::string::npos);
   EXPECT_NE(usage_error({"-n", "5", "-K", "5"}).find("-K 5"), std::string::npos);
   EXPECT_NE(usage_error({"-G", "2", "-z", "2"}).find("-z 2"), std::string::npos);

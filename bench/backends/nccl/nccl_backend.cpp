@@ -12,6 +12,8 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -145,23 +147,18 @@ class NcclBackend final : public Backend {
     check_stream_and_policy();
     select_device();
     check_registration_support();
-    capture_ = std::make_unique<nccl::DebugCapture>(
-        bootstrap_.hostname(), stdout, algorithms_.source == nccl::AlgorithmSource::kTuningLog);
+    set_up_process_environment();
     try {
       nranks_ = bootstrap_.size();
       rank_ = bootstrap_.rank();
-      {
-        // NCCL loads its profiler when a communicator starts (each time none is left).
-        const ProfilerSelection profiler(algorithms_.source == nccl::AlgorithmSource::kProfiler);
-        check_reachability();
-        init_measurement_communicator();
-      }
+      check_reachability();
+      init_measurement_communicator();
       if (nranks_ > 1) establish_connections(comm_, "the measurement communicator");
       capture_->poll();
-      capture_->restore_environment();
+      restore_process_environment();
       describe_and_check_network();
       // The set-up calls are no row's.
-      capture_->tuning().clear();
+      (void)capture_->take_tuning();
       (void)nccl::ProfilerRecorder::instance().take();
     } catch (...) {
       // No destructor runs for a half-built object: release what NCCL holds here.
@@ -306,14 +303,11 @@ class NcclBackend final : public Backend {
       case nccl::AlgorithmSource::kProfiler:
         return nccl::row_algorithm(nccl::ProfilerRecorder::instance().take(), test, bytes, nranks_,
                                    nccl::source_name(algorithms_.source));
-      case nccl::AlgorithmSource::kTuningLog: {
+      case nccl::AlgorithmSource::kTuningLog:
         if (!capture_) return std::nullopt;
         capture_->poll();
-        auto algorithm = nccl::row_algorithm(capture_->tuning(), test, bytes, nranks_,
-                                             nccl::source_name(algorithms_.source));
-        capture_->tuning().clear();
-        return algorithm;
-      }
+        return nccl::row_algorithm(capture_->take_tuning(), test, bytes, nranks_,
+                                   nccl::source_name(algorithms_.source));
       case nccl::AlgorithmSource::kNone:
         break;
     }
@@ -411,10 +405,10 @@ class NcclBackend final : public Backend {
                 "hosts without GPUs",
                 bootstrap_.hostname(), probe.error));
       }
-      const nccl::DeviceChoice choice =
-          nccl::choose_device(device_option_, std::getenv("COLLBENCH_DEVICE"),
-                              bootstrap_.local_rank(), bootstrap_.local_size(), probe.device_count,
-                              bootstrap_.hostname(), std::getenv("NCCL_TESTS_DEVICE"));
+      const nccl::DeviceChoice choice = nccl::choose_device(
+          device_option_, std::getenv("COLLBENCH_DEVICE"), bootstrap_.local_rank(),
+          bootstrap_.local_size(), probe.device_count, bootstrap_.hostname(),
+          std::getenv("NCCL_TESTS_DEVICE"), process_index());
       device_reason_ = choice.reason;
       device_ = make_cuda_device(choice.ordinal, stream_null_);
     } catch (const Error& e) {
@@ -536,30 +530,53 @@ class NcclBackend final : public Backend {
     return std::nullopt;
   }
 
-  /// NCCL_PROFILER_PLUGIN=STATIC_PLUGIN (collbench's own profiler) while communicators start,
-  /// then the user's environment again: the run context records the launch environment.
-  class ProfilerSelection {
-   public:
-    explicit ProfilerSelection(bool on) : on_(on), before_(env("NCCL_PROFILER_PLUGIN")) {
-      if (!on_) return;
-      nccl::ProfilerRecorder::instance().set_recording(true);
-      setenv("NCCL_PROFILER_PLUGIN", "STATIC_PLUGIN", 1);
+  /// This rank's place among the ranks of its process (-t, -g); 0 when it is the only one.
+  int process_index() const { return bootstrap_.local_rank() % options_.ranks_per_process(); }
+
+  /// NCCL reads its logging and profiler settings once per process, when its first communicator
+  /// starts, so the ranks of a process (-t, -g) share them: the process's first rank captures
+  /// NCCL's log (nccl_debug_capture.h) and, for --algorithms from the profiler, sets
+  /// NCCL_PROFILER_PLUGIN=STATIC_PLUGIN; the others use the same capture. Barriers keep every
+  /// rank of the process out of getenv while the environment changes, and out of NCCL until
+  /// it is set.
+  void set_up_process_environment() {
+    const bool shared = options_.ranks_per_process() > 1;
+    static std::mutex mutex;
+    static std::weak_ptr<nccl::DebugCapture> process_capture;
+    if (shared) bootstrap_.barrier();
+    if (process_index() == 0) {
+      auto capture = std::make_shared<nccl::DebugCapture>(
+          bootstrap_.hostname(), stdout, algorithms_.source == nccl::AlgorithmSource::kTuningLog);
+      if (algorithms_.source == nccl::AlgorithmSource::kProfiler) {
+        nccl::ProfilerRecorder::instance().set_recording(true);
+        profiler_before_ = env("NCCL_PROFILER_PLUGIN");
+        setenv("NCCL_PROFILER_PLUGIN", "STATIC_PLUGIN", 1);
+      }
+      const std::lock_guard lock(mutex);
+      process_capture = capture;
     }
-    ~ProfilerSelection() {
-      if (!on_) return;
-      if (before_) {
-        setenv("NCCL_PROFILER_PLUGIN", before_->c_str(), 1);
-      } else {
-        unsetenv("NCCL_PROFILER_PLUGIN");
+    if (shared) bootstrap_.barrier();
+    const std::lock_guard lock(mutex);
+    capture_ = process_capture.lock();
+  }
+
+  /// The user's environment again (the run context records the launch environment), once
+  /// every communicator of the process is up: NCCL has read what it needed.
+  void restore_process_environment() {
+    const bool shared = options_.ranks_per_process() > 1;
+    if (shared) bootstrap_.barrier();
+    if (process_index() == 0) {
+      capture_->restore_environment();
+      if (algorithms_.source == nccl::AlgorithmSource::kProfiler) {
+        if (profiler_before_) {
+          setenv("NCCL_PROFILER_PLUGIN", profiler_before_->c_str(), 1);
+        } else {
+          unsetenv("NCCL_PROFILER_PLUGIN");
+        }
       }
     }
-    ProfilerSelection(const ProfilerSelection&) = delete;
-    ProfilerSelection& operator=(const ProfilerSelection&) = delete;
-
-   private:
-    bool on_;
-    std::optional<std::string> before_;  ///< the user's own value (STATIC_PLUGIN, or unset)
-  };
+    if (shared) bootstrap_.barrier();
+  }
 
   /// Phase 1: a non-blocking communicator, initialised and connected under the --timeout
   /// deadline and aborted (ncclCommAbort) when it is missed or fails, proves that every rank is up
@@ -820,10 +837,13 @@ class NcclBackend final : public Backend {
   int rank_ = 0;
   int nranks_ = 1;
   std::string device_reason_;
-  std::unique_ptr<CudaDevice> device_;           // outlives the communicator (declared first)
-  std::unique_ptr<nccl::DebugCapture> capture_;  // forwards NCCL's last lines at destruction
-  ncclComm_t init_comm_ = nullptr;               // phase 1 only (non-blocking)
-  ncclComm_t comm_ = nullptr;                    // the measured, blocking communicator
+  std::unique_ptr<CudaDevice> device_;  // outlives the communicator (declared first)
+  /// Shared by the ranks of the process; forwards NCCL's last lines when the last one goes.
+  std::shared_ptr<nccl::DebugCapture> capture_;
+  /// The user's NCCL_PROFILER_PLUGIN (STATIC_PLUGIN, or unset) while collbench's is set.
+  std::optional<std::string> profiler_before_;
+  ncclComm_t init_comm_ = nullptr;  // phase 1 only (non-blocking)
+  ncclComm_t comm_ = nullptr;       // the measured, blocking communicator
   void* probe_buffer_ = nullptr;
   std::atomic<bool> abort_requested_{false};
   std::atomic<bool> aborted_{false};

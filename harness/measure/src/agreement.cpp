@@ -23,6 +23,7 @@ struct OptionsDigest {
   int root = 0, blocking = 0;
   RankAggregate aggregate = RankAggregate::kSlowest;
   int graph_launches = 0, agg_iters = 0, run_cycles = 0, misalign = 0, per_iter_skip = 0;
+  int threads_per_process = 0, gpus_per_thread = 0;
   bool report_cputime = false, report_timestamps = false, memory_report = false;
   std::optional<double> min_busbw, nccl_tests_min_bw;
   std::string nccl_tests_json, backend;
@@ -60,6 +61,8 @@ struct OptionsDigest {
                       Field{"-N", &D::run_cycles},
                       Field{"-u", &D::misalign},
                       Field{"-K", &D::per_iter_skip},
+                      Field{"-t", &D::threads_per_process},
+                      Field{"-g", &D::gpus_per_thread},
                       Field{"-C", &D::report_cputime},
                       Field{"-S", &D::report_timestamps},
                       Field{"-M", &D::memory_report},
@@ -102,6 +105,8 @@ OptionsDigest digest(const Options& o) {
                        o.run_cycles,
                        o.misalign,
                        o.per_iter_skip,
+                       o.threads_per_process,
+                       o.gpus_per_thread,
                        o.report_cputime,
                        o.report_timestamps,
                        o.memory_report,

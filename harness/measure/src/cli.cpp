@@ -22,6 +22,9 @@
 namespace collbench {
 namespace {
 
+/// -t × -g: ranks (GPUs) one process may drive; more GPUs than any machine has.
+constexpr int kMaxRanksPerProcess = 64;
+
 constexpr const char* kExamples = R"(
 Sizes take K/M/G suffixes (powers of 1024, as nccl-tests); bandwidths are GB/s with GB = 1e9 bytes.
 The reported time is the slowest rank's (-a 3); nccl-tests reports the mean over ranks (-a 1).
@@ -170,13 +173,17 @@ std::vector<IntegerFlag> integer_flags(Options& o) {
        0, 1, "0 or 1", [](long long) {}},
       {"-K,--per_iter_skip", "Leave the first N iterations out of the per-iteration statistics", 0,
        kMany, "0 to 100000000 iterations", into(o.per_iter_skip)},
-      {"-t,--nthreads", "Threads per process (nccl-tests); collbench runs one (default 1)", 1, 1,
-       "1: collbench runs one thread per process; launch more processes instead", [](long long) {}},
-      {"-g,--ngpus", "GPUs per thread (nccl-tests); collbench drives one per process (default 1)",
-       1, 1, "1: collbench drives one GPU per process; launch one process per GPU instead",
-       [](long long) {}},
-      {"-p,--parallel_init", "nccl-tests' parallel initialisation of -t threads (default 0)", 0, 0,
-       "0: it applies to -t threads, and collbench runs one thread per process", [](long long) {}},
+      {"-t,--nthreads",
+       "Threads per process, as nccl-tests: ranks = processes x threads x GPUs (NCCL; default 1)",
+       1, kMaxRanksPerProcess, "1 to 64 threads", into(o.threads_per_process)},
+      {"-g,--ngpus",
+       "GPUs per thread, as nccl-tests: each of a process's threads x GPUs ranks drives one GPU "
+       "from a thread of its own (NCCL; default 1)",
+       1, kMaxRanksPerProcess, "1 to 64 GPUs", into(o.gpus_per_thread)},
+      {"-p,--parallel_init",
+       "nccl-tests' parallel initialisation of -t threads: collbench's ranks always start their "
+       "communicators in parallel (default 0)",
+       0, 1, "0 or 1", [](long long) {}},
       {"--window", "Messages in flight per bw/bibw iteration (default 64)", 1, 1 << 16,
        "1 to 65536 messages", into(o.window)},
       {"--seed", "Seed of the verification pattern (default 1)", 0, 0xffffffffLL, "0 to 4294967295",
@@ -251,6 +258,17 @@ std::string describe_split(const SplitSpec& spec) {
 }
 
 void check_combinations(const Options& o) {
+  if (o.split && o.ranks_per_process() > 1) {
+    throw_usage(
+        "--split with -t {} -g {}: groups are formed from processes; launch one process per GPU "
+        "(-t 1 -g 1) to measure groups",
+        o.threads_per_process, o.gpus_per_thread);
+  }
+  if (o.ranks_per_process() > kMaxRanksPerProcess) {
+    throw_usage("-t {} -g {}: {} ranks per process; collbench runs at most {} (one per GPU)",
+                o.threads_per_process, o.gpus_per_thread, o.ranks_per_process(),
+                kMaxRanksPerProcess);
+  }
   if (o.split && !o.nccl_tests_json.empty()) {
     throw_usage(
         "--split with -J: nccl-tests' JSON has no place for groups; use --jsonl, whose rows name "

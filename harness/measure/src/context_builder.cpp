@@ -63,6 +63,10 @@ OptionsRecord options_record(const Options& o, const BackendArgs& backend_args) 
   r.precision = o.precision;
   if (o.precision) r.max_time_s = o.max_time_s;
   if (o.split) r.split = o.split_text;
+  if (o.ranks_per_process() > 1) {
+    r.threads_per_process = o.threads_per_process;
+    r.gpus_per_thread = o.gpus_per_thread;
+  }
   r.backend = backend_args.values();
   return r;
 }

@@ -114,8 +114,8 @@ class NcclTestsJsonReporter final : public Reporter {
 
   void context(const RunContext& c) override {
     document_["nccl_version"] = nccl_version_code(c);
-    Json config{{"nthreads", 1},
-                {"ngpus", 1},
+    Json config{{"nthreads", options_.threads_per_process},
+                {"ngpus", options_.gpus_per_thread},
                 {"minimum_bytes", options_.min_bytes},
                 {"maximum_bytes", options_.max_bytes},
                 {"warmup_iters", options_.warmup},
@@ -124,14 +124,17 @@ class NcclTestsJsonReporter final : public Reporter {
                 {"validation", options_.check},
                 {"graph", options_.graph_launches},
                 {"blocking_collectives", boolean(options_.blocking > 0)},
-                {"parallel_init", boolean(false)}};
+                // collbench's ranks of one process start their communicators at once.
+                {"parallel_init", boolean(options_.ranks_per_process() > 1)}};
     if (options_.step_factor > 1) {
       config["step_factor"] = options_.step_factor;
     } else {
       config["step_bytes"] = options_.step_bytes;
     }
+    // As nccl-tests: one entry per process, its first rank's device.
     Json devices = Json::array();
     for (const auto& rank : c.ranks) {
+      if (rank.rank % options_.ranks_per_process() != 0) continue;
       devices.push_back({{"rank", rank.rank},
                          {"group", 0},
                          {"pid", rank.pid.value_or(0)},

@@ -233,7 +233,30 @@ DebugCapture::~DebugCapture() {
   if (user_file_) std::fclose(user_file_);
 }
 
+LogFacts DebugCapture::facts() const {
+  const std::lock_guard lock(mutex_);
+  return facts_;
+}
+
+EffectiveSettings DebugCapture::settings() const {
+  const std::lock_guard lock(mutex_);
+  return settings_;
+}
+
+TuningLog DebugCapture::take_tuning() {
+  const std::lock_guard lock(mutex_);
+  TuningLog out = std::move(tuning_);
+  tuning_.clear();
+  return out;
+}
+
+bool DebugCapture::captured() const {
+  const std::lock_guard lock(mutex_);
+  return facts_.lines > 0;
+}
+
 void DebugCapture::restore_environment() {
+  const std::lock_guard lock(mutex_);
   if (restored_) return;
   restored_ = true;
   set_env("NCCL_DEBUG", user_.level);
@@ -245,6 +268,11 @@ void DebugCapture::restore_environment() {
 }
 
 void DebugCapture::poll() {
+  const std::lock_guard lock(mutex_);
+  poll_locked();
+}
+
+void DebugCapture::poll_locked() {
   if (fd_ < 0) return;
   char buffer[65536];
   while (true) {
@@ -285,6 +313,7 @@ void DebugCapture::emit(const std::string& text) {
 }
 
 std::vector<std::string> DebugCapture::recent_warnings(std::size_t n) const {
+  const std::lock_guard lock(mutex_);
   const auto& w = facts_.warnings;
   const std::size_t from = w.size() > n ? w.size() - n : 0;
   return {w.begin() + static_cast<std::ptrdiff_t>(from), w.end()};

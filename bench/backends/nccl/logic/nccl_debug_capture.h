@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,7 +77,9 @@ class LineFilter {
 /// replaced by '-'), %p process id, %% a percent sign.
 std::string expand_debug_file(std::string_view pattern, std::string_view hostname, int pid);
 
-/// One capture, from before NCCL's first call to the end of the run.
+/// One capture, from before NCCL's first call to the end of the run. NCCL logs once per process,
+/// so the ranks of a process with several (-t, -g) share one capture: its members may be called
+/// from any thread.
 class DebugCapture {
  public:
   /// Creates the capture file (in TMPDIR, else /tmp) and sets the environment. `out` is where
@@ -92,22 +95,25 @@ class DebugCapture {
   /// Reads what NCCL appended since the last call: parses it and forwards what the user asked for.
   void poll();
 
-  const LogFacts& facts() const { return facts_; }
+  LogFacts facts() const;
   /// The settings NCCL and its plugin logged (NCCL_DEBUG_SUBSYS with ENV and INIT).
-  const EffectiveSettings& settings() const { return settings_; }
-  /// The TUNING lines seen so far (rank 0 only; needs TUNING: the constructor's `tuning`, or
-  /// the user's NCCL_DEBUG_SUBSYS). clear() it at each section boundary.
-  TuningLog& tuning() { return tuning_; }
-  const TuningLog& tuning() const { return tuning_; }
+  EffectiveSettings settings() const;
+  /// The TUNING lines seen since the last call (rank 0 only; needs TUNING: the constructor's
+  /// `tuning`, or the user's NCCL_DEBUG_SUBSYS), which it then forgets: call it at each section
+  /// boundary.
+  TuningLog take_tuning();
   /// Whether NCCL wrote anything to the capture file.
-  bool captured() const { return facts_.lines > 0; }
+  bool captured() const;
   const std::string& path() const { return path_; }
   const CaptureEnvironment& environment() const { return env_; }
   /// The last NCCL WARN lines (for error messages), newest last.
   std::vector<std::string> recent_warnings(std::size_t n) const;
 
  private:
+  void poll_locked();
   void emit(const std::string& text);
+
+  mutable std::mutex mutex_;  ///< every member below env_ (set once, in the constructor)
 
   std::string hostname_;
   std::FILE* default_out_;

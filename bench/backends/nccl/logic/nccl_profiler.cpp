@@ -79,7 +79,8 @@ AlgorithmSourceChoice choose_algorithm_source(const AlgorithmSourceInputs& in) {
         in.user_profiler_origin.empty() ? "" : " (from " + in.user_profiler_origin + ")");
     // NCCL compares "none" without regard to case.
     std::string lower;
-    for (char ch : *in.user_profiler) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (char ch : *in.user_profiler)
+      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return {AlgorithmSource::kTuningLog,
             lower == "none"
                 ? fmt::format("{} turns NCCL's profilers off", setting)
@@ -209,11 +210,11 @@ TuningLog ProfilerRecorder::take() {
 extern "C" {
 // NOLINTNEXTLINE(readability-identifier-naming): the name NCCL looks up.
 const collbench::nccl::profiler_abi::ProfilerV5 ncclProfiler_v5 = {
-        "collbench",
-        collbench::nccl::plugin_init,
-        collbench::nccl::plugin_start_event,
-        collbench::nccl::plugin_stop_event,
-        collbench::nccl::plugin_record_event_state,
-        collbench::nccl::plugin_finalize,
+    "collbench",
+    collbench::nccl::plugin_init,
+    collbench::nccl::plugin_start_event,
+    collbench::nccl::plugin_stop_event,
+    collbench::nccl::plugin_record_event_state,
+    collbench::nccl::plugin_finalize,
 };
 }

@@ -65,10 +65,10 @@ struct EventDescrV5 {
     } kernel_launch;
     struct {
       std::uint64_t seq_number;
-      const char* func;      ///< "AllReduce", "AllGather", ... (ncclFuncToString)
+      const char* func;  ///< "AllReduce", "AllGather", ... (ncclFuncToString)
       const void* send;
       void* recv;
-      std::size_t count;     ///< as the caller passed it (per rank for AllGather/ReduceScatter)
+      std::size_t count;  ///< as the caller passed it (per rank for AllGather/ReduceScatter)
       int root;
       const char* datatype;  ///< "ncclFloat32", ... (ncclDatatypeToString)
       std::uint8_t channels;
@@ -119,8 +119,8 @@ union EventStateArgsV5 {
 /// ncclProfiler_v5_t: the table NCCL calls (states are ncclProfilerEventState_t, an int enum).
 struct ProfilerV5 {
   const char* name;
-  Result (*init)(void** context, std::uint64_t comm_id, int* activation_mask,
-                 const char* comm_name, int nodes, int nranks, int rank, Logger log);
+  Result (*init)(void** context, std::uint64_t comm_id, int* activation_mask, const char* comm_name,
+                 int nodes, int nranks, int rank, Logger log);
   Result (*start_event)(void* context, void** handle, EventDescrV5* descr);
   Result (*stop_event)(void* handle);
   Result (*record_event_state)(void* handle, int state, EventStateArgsV5* args);
@@ -147,6 +147,6 @@ extern "C" {
 /// collbench's profiler, found by NCCL with NCCL_PROFILER_PLUGIN=STATIC_PLUGIN. The collbench
 /// executable exports the symbol (its link line names it); nccl_profiler.cpp defines it.
 // NOLINTNEXTLINE(readability-identifier-naming): the name NCCL looks up.
-__attribute__((visibility("default"))) extern const collbench::nccl::profiler_abi::ProfilerV5
-    ncclProfiler_v5;
+__attribute__((
+    visibility("default"))) extern const collbench::nccl::profiler_abi::ProfilerV5 ncclProfiler_v5;
 }

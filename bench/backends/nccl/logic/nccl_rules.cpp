@@ -37,7 +37,7 @@ std::string describe(const RankNetwork& r) {
 
 DeviceChoice choose_device(int option_device, const char* env_device, int local_rank,
                            int local_size, int device_count, std::string_view host,
-                           const char* nccl_tests_device) {
+                           const char* nccl_tests_device, int index_in_process) {
   const auto visible = [&] {
     return device_count == 1 ? std::string("1 GPU is visible (ordinal 0)")
                              : fmt::format("{} GPUs are visible (ordinals 0 to {})", device_count,
@@ -54,7 +54,8 @@ DeviceChoice choose_device(int option_device, const char* env_device, int local_
   }
   // An ordinal from the environment: COLLBENCH_DEVICE, else nccl-tests' NCCL_TESTS_DEVICE (the
   // first GPU of each process; with one GPU per process, every rank of the host uses it).
-  const auto from_environment = [&](const char* name, std::string_view text) -> DeviceChoice {
+  const auto from_environment = [&](const char* name, std::string_view text,
+                                    int offset) -> DeviceChoice {
     int value = -1;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
@@ -62,14 +63,26 @@ DeviceChoice choose_device(int option_device, const char* env_device, int local_
           "{}={}: expected a GPU ordinal (0 or more); unset it to use one GPU per local rank", name,
           text);
     }
-    if (value >= device_count) {
+    if (value + offset >= device_count) {
+      if (offset > 0) {
+        throw_usage(
+            "{}={}: rank {} of the process (-t, -g) needs GPU {}, but only {} on {}{}; lower "
+            "{} or -t/-g",
+            name, value, offset, value + offset, visible(), host, cvd_note, name);
+      }
       throw_usage("{}={}: only {} on {}{}; choose an ordinal below {}", name, value, visible(),
                   host, cvd_note, device_count);
     }
+    if (offset > 0) {
+      return {value + offset,
+              fmt::format("{}={}, rank {} of the process (-t, -g)", name, value, offset)};
+    }
     return {value, fmt::format("{}={}", name, value)};
   };
-  if (env_device != nullptr) return from_environment("COLLBENCH_DEVICE", env_device);
-  if (nccl_tests_device != nullptr) return from_environment("NCCL_TESTS_DEVICE", nccl_tests_device);
+  if (env_device != nullptr) return from_environment("COLLBENCH_DEVICE", env_device, 0);
+  if (nccl_tests_device != nullptr) {
+    return from_environment("NCCL_TESTS_DEVICE", nccl_tests_device, index_in_process);
+  }
   if (local_rank >= device_count) {
     throw_usage(
         "{} ranks run on {} but only {}{}: launch at most {} rank{} per host (one per GPU), or "

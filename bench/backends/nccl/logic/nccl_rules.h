@@ -23,12 +23,13 @@ struct DeviceChoice {
 
 /// Precedence: --device (option_device >= 0), then the COLLBENCH_DEVICE environment variable
 /// (env_device non-null), then nccl-tests' NCCL_TESTS_DEVICE (nccl_tests_device non-null: the
-/// process's first GPU, so every rank of a host uses it, as nccl-tests -g 1 does), then the
-/// rank's index among the ranks on its host. Throws
-/// Error(kUsage) naming the input and the fix when the ordinal is not a visible GPU.
+/// process's first GPU, so the process's `index_in_process`-th rank (-t, -g) uses the GPU that
+/// many after it, as in nccl-tests, and with one rank per process every rank of a host uses
+/// it), then the rank's index among the ranks on its host. Throws Error(kUsage) naming the
+/// input and the fix when the ordinal is not a visible GPU.
 DeviceChoice choose_device(int option_device, const char* env_device, int local_rank,
                            int local_size, int device_count, std::string_view host,
-                           const char* nccl_tests_device = nullptr);
+                           const char* nccl_tests_device = nullptr, int index_in_process = 0);
 
 /// Where a rank's GPU is, as NCCL tells ranks apart: the host (NCCL_HOSTID when set, else the
 /// host name) and the GPU's PCI bus id.

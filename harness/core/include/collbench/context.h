@@ -95,9 +95,12 @@ struct OptionsRecord {
   std::optional<BufferPolicy> buffers;  ///< absent before schema version 3 (which rotated)
   std::optional<int> window;
   std::optional<std::uint32_t> seed;
-  std::optional<double> precision;             ///< --precision, relative (0.01: 1%)
-  std::optional<double> max_time_s;            ///< --max-time, with --precision
-  std::optional<std::string> split;            ///< --split as resolved ("pairs", "sample:8")
+  std::optional<double> precision;   ///< --precision, relative (0.01: 1%)
+  std::optional<double> max_time_s;  ///< --max-time, with --precision
+  std::optional<std::string> split;  ///< --split as resolved ("pairs", "sample:8")
+  /// -t and -g, when a process ran more than one rank (collbench/thread_ranks.h).
+  std::optional<int> threads_per_process;
+  std::optional<int> gpus_per_thread;
   std::map<std::string, OptionValue> backend;  ///< e.g. register_buffers, require_net
 
   static constexpr auto fields() {
@@ -125,6 +128,8 @@ struct OptionsRecord {
         Field{"precision", &O::precision, Presence::kOmittedWhenEmpty},
         Field{"max_time_s", &O::max_time_s, Presence::kOmittedWhenEmpty},
         Field{"split", &O::split, Presence::kOmittedWhenEmpty},
+        Field{"threads_per_process", &O::threads_per_process, Presence::kOmittedWhenEmpty},
+        Field{"gpus_per_thread", &O::gpus_per_thread, Presence::kOmittedWhenEmpty},
         Field{"backend", &O::backend, Presence::kInline},
     };
   }

@@ -79,6 +79,9 @@ struct BackendDescriptor {
   bool graphs = false;                    ///< -G: its operations can be captured as a CUDA graph
   /// The buffer policy when --buffers is not given.
   BufferPolicy buffers = BufferPolicy::kRotate;
+  /// Several ranks per process (-t, -g), each on a thread of its own with its own device. Not
+  /// for MPI, whose ranks are processes, nor libfabric, whose endpoints are addressed as such.
+  bool thread_ranks = false;
   std::vector<BackendOption> options;
 
   const BackendOption* option(std::string_view key) const;

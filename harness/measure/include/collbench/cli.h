@@ -53,6 +53,11 @@ struct Options {
   int run_cycles = 1;      ///< -N: repetitions of the whole sweep (0: until interrupted)
   int misalign = 0;        ///< -u: elements the buffers are offset by
   int per_iter_skip = 0;   ///< -K: leading iterations left out of the per-iteration statistics
+  /// -t and -g, as nccl-tests counts ranks: processes × threads × GPUs. collbench runs each of a
+  /// process's threads × GPUs ranks on a thread of its own (collbench/thread_ranks.h).
+  int threads_per_process = 1;
+  int gpus_per_thread = 1;
+  int ranks_per_process() const { return threads_per_process * gpus_per_thread; }
   /// --precision: time each size until the 95% confidence interval of its time is within this
   /// fraction of it (0.01 for 1%); unset: -n iterations.
   std::optional<double> precision;
