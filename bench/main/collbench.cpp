@@ -185,12 +185,6 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
   return verdict(options, totals, bootstrap.rank());
 }
 
-}  // namespace
-}  // namespace collbench
-
-namespace collbench {
-namespace {
-
 /// One rank from start to end, with its errors reported as one line. A runtime error ends the
 /// whole job (the other ranks may be waiting for this one); a usage error is found identically
 /// on every rank, so rank 0 reports it and every rank returns.

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <string>
 
 #include "nccl_profiler_abi.h"
 #include "nccl_tuning.h"
@@ -232,43 +233,40 @@ TEST(AlgorithmSource, NothingUnlessAskedOrAlreadyLogged) {
   EXPECT_EQ(choice.why, "");
 }
 
+/// The TUNING log is the source, for the reason given.
+void expect_log_because(const AlgorithmSourceInputs& in, const std::string& why) {
+  const auto choice = choose_algorithm_source(in);
+  EXPECT_EQ(choice.source, AlgorithmSource::kTuningLog) << why;
+  EXPECT_EQ(choice.why, why);
+}
+
 TEST(AlgorithmSource, StandsAsideForTheUsersProfiler) {
   auto in = asked();
   in.user_profiler = "/opt/nccl/libnccl-profiler-inspector.so";
-  auto choice = choose_algorithm_source(in);
-  EXPECT_EQ(choice.source, AlgorithmSource::kTuningLog);
-  EXPECT_EQ(choice.why,
-            "NCCL_PROFILER_PLUGIN=/opt/nccl/libnccl-profiler-inspector.so is the user's profiler, "
-            "and NCCL loads only one");
+  expect_log_because(in,
+                     "NCCL_PROFILER_PLUGIN=/opt/nccl/libnccl-profiler-inspector.so is the user's "
+                     "profiler, and NCCL loads only one");
   in.user_profiler = "None";
-  choice = choose_algorithm_source(in);
-  EXPECT_EQ(choice.source, AlgorithmSource::kTuningLog);
-  EXPECT_EQ(choice.why, "NCCL_PROFILER_PLUGIN=None turns NCCL's profilers off");
+  expect_log_because(in, "NCCL_PROFILER_PLUGIN=None turns NCCL's profilers off");
   // From NCCL's configuration file: collbench's own setting would hide it from NCCL.
   in.user_profiler = "inspector";
   in.user_profiler_origin = "/etc/nccl.conf";
-  choice = choose_algorithm_source(in);
-  EXPECT_EQ(choice.source, AlgorithmSource::kTuningLog);
-  EXPECT_EQ(choice.why,
-            "NCCL_PROFILER_PLUGIN=inspector (from /etc/nccl.conf) is the user's profiler, and NCCL "
-            "loads only one");
+  expect_log_because(in,
+                     "NCCL_PROFILER_PLUGIN=inspector (from /etc/nccl.conf) is the user's profiler, "
+                     "and NCCL loads only one");
 
   in = asked();
   in.default_profiler = "/usr/lib/libnccl-profiler.so";
-  choice = choose_algorithm_source(in);
-  EXPECT_EQ(choice.source, AlgorithmSource::kTuningLog);
-  EXPECT_EQ(choice.why,
-            "/usr/lib/libnccl-profiler.so is the profiler NCCL loads by default, and NCCL loads "
-            "only one");
+  expect_log_because(in,
+                     "/usr/lib/libnccl-profiler.so is the profiler NCCL loads by default, and NCCL "
+                     "loads only one");
 }
 
 TEST(AlgorithmSource, OldNcclReadsTheLog) {
   auto in = asked();
   in.nccl_version = 22609;
-  const auto choice = choose_algorithm_source(in);
-  EXPECT_EQ(choice.source, AlgorithmSource::kTuningLog);
-  EXPECT_EQ(choice.why,
-            "NCCL 2.26.9 predates the profiler interface collbench uses (v5, NCCL 2.27)");
+  expect_log_because(in,
+                     "NCCL 2.26.9 predates the profiler interface collbench uses (v5, NCCL 2.27)");
   in.nccl_version = kProfilerV5Version;
   EXPECT_EQ(choose_algorithm_source(in).source, AlgorithmSource::kProfiler);
 }

@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   for (int s : statuses) {
     if (s != 0) return 1;
   }
-  if (process->rank() == 0) std::printf("%d processes x 3 ranks: every collective in rank order\n", processes);
+  if (process->rank() == 0)
+    std::printf("%d processes x 3 ranks: every collective in rank order\n", processes);
   return 0;
 }

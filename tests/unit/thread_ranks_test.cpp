@@ -64,15 +64,15 @@ TEST(ThreadRanks, CollectivesSeeEveryRankInOrder) {
 
     // broadcast from a rank that is not its process's first, in another process.
     for (int root : {0, 3, 5}) {
-      const std::string value = broadcast(b, std::string("from ") + std::to_string(me), root,
-                                          "broadcast");
+      const std::string value =
+          broadcast(b, std::string("from ") + std::to_string(me), root, "broadcast");
       EXPECT_EQ(value, "from " + std::to_string(root));
     }
 
     // gather to one rank: everything there, nothing elsewhere.
     for (int root : {1, 4}) {
-      const auto at_root = gather(b, std::string(static_cast<std::size_t>(me + 1), 'x'), root,
-                                  "gather");
+      const auto at_root =
+          gather(b, std::string(static_cast<std::size_t>(me + 1), 'x'), root, "gather");
       if (me == root) {
         ASSERT_EQ(at_root.size(), 6u);
         for (int r = 0; r < 6; ++r) {
@@ -150,8 +150,8 @@ TEST(ThreadRanks, TheRunnerVerifiesEveryCollectiveOnThreadRanks) {
   ThreadWorld data(kRanks);
   ThreadWorld processes(kProcesses, {"node1", "node2"});
   Options o;
-  o.tests = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-             "sendrecv"};
+  o.tests = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+             "reduce",     "alltoall",   "sendrecv"};
   o.min_bytes = 8;
   o.max_bytes = 64 << 10;
   o.step_factor = 32;

@@ -8,6 +8,8 @@
 #include <cctype>
 #include <new>
 
+#include "nccl_rules.h"
+
 namespace collbench::nccl {
 namespace {
 
@@ -20,10 +22,6 @@ using profiler_abi::Result;
 struct CommunicatorContext {
   int rank = 0;
 };
-
-std::string nccl_version_text(int code) {
-  return fmt::format("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100);
-}
 
 // --- the plugin's table. Each entry returns quickly and never fails NCCL's call: a profiler
 // that cannot record makes rows without an algorithm, not a failed run.
@@ -71,7 +69,7 @@ AlgorithmSourceChoice choose_algorithm_source(const AlgorithmSourceInputs& in) {
   if (in.nccl_version < kProfilerV5Version) {
     return {AlgorithmSource::kTuningLog,
             fmt::format("NCCL {} predates the profiler interface collbench uses (v5, NCCL 2.27)",
-                        nccl_version_text(in.nccl_version))};
+                        version_string(in.nccl_version))};
   }
   if (in.user_profiler && *in.user_profiler != "STATIC_PLUGIN") {
     const std::string setting = fmt::format(

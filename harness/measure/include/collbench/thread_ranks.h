@@ -39,9 +39,10 @@ class ThreadRanks {
   /// One collective step of the process's ranks: every rank deposits `mine`; rank 0 passes the
   /// deposits (by index) to `across`, which talks to the other processes; every rank gets what
   /// `across` returned. An exception from `across` is rethrown on every rank.
-  std::vector<std::string> step(int index, std::string mine,
-                                const std::function<std::vector<std::string>(
-                                    const std::vector<std::string>& deposits)>& across);
+  std::vector<std::string> step(
+      int index, std::string mine,
+      const std::function<std::vector<std::string>(const std::vector<std::string>& deposits)>&
+          across);
 
  private:
   Bootstrap& process_;
