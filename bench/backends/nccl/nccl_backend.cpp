@@ -78,10 +78,7 @@ struct OptionalApi {
   }
 };
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::optional<std::string>(v) : std::nullopt;
-}
+using nccl::env;
 
 /// Where an NCCL call is made: its text, file and line (NCCL_CHECK fills it in).
 struct CallSite {
@@ -568,11 +565,7 @@ class NcclBackend final : public Backend {
     if (process_index() == 0) {
       capture_->restore_environment();
       if (algorithms_.source == nccl::AlgorithmSource::kProfiler) {
-        if (profiler_before_) {
-          setenv("NCCL_PROFILER_PLUGIN", profiler_before_->c_str(), 1);
-        } else {
-          unsetenv("NCCL_PROFILER_PLUGIN");
-        }
+        nccl::set_env("NCCL_PROFILER_PLUGIN", profiler_before_);
       }
     }
     if (shared) bootstrap_.barrier();

@@ -3,28 +3,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
 
 #include "collbench/error.h"
+#include "collbench/wire.h"
 
 namespace collbench {
 namespace {
-
-std::string encode_double(double value) {
-  std::string bytes(sizeof value, '\0');
-  std::memcpy(bytes.data(), &value, sizeof value);
-  return bytes;
-}
-
-double decode_double(const std::string& bytes) {
-  double value = 0;
-  if (bytes.size() != sizeof value) throw_runtime("thread ranks: a reduction value was cut short");
-  std::memcpy(&value, bytes.data(), sizeof value);
-  return value;
-}
 
 double combine(double a, double b, ScalarOp op) {
   switch (op) {
@@ -86,14 +73,14 @@ class ThreadRankBootstrap final : public Bootstrap {
   }
 
   double allreduce(double value, ScalarOp op) override {
-    return decode_double(
-        ranks_.step(index_, encode_double(value), [&](const std::vector<std::string>& deposits) {
-          double local = decode_double(deposits.front());
-          for (std::size_t i = 1; i < deposits.size(); ++i) {
-            local = combine(local, decode_double(deposits[i]), op);
-          }
-          return std::vector<std::string>{encode_double(process().allreduce(local, op))};
-        })[0]);
+    const auto reduced =
+        ranks_.step(index_, wire::encode(value), [&](const std::vector<std::string>& deposits) {
+          const auto values = decode_from_ranks<double>(deposits, "a reduction value");
+          double local = values.front();
+          for (std::size_t i = 1; i < values.size(); ++i) local = combine(local, values[i], op);
+          return std::vector<std::string>{wire::encode(process().allreduce(local, op))};
+        });
+    return wire::decode<double>(reduced[0], "the reduced value");
   }
 
   std::unique_ptr<Bootstrap> split(int /*color*/, int /*key*/) override {

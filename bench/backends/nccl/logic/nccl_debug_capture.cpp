@@ -7,35 +7,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "collbench/error.h"
 #include "collbench/text.h"
+#include "nccl_text.h"
 
 namespace collbench::nccl {
 namespace {
-
-std::optional<std::string> env(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value) return std::nullopt;
-  return std::string(value);
-}
-
-void set_env(const char* name, const std::optional<std::string>& value) {
-  if (value)
-    setenv(name, value->c_str(), 1);
-  else
-    unsetenv(name);
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 enum class LineKind { kBlank, kBanner, kWarn, kInfo, kTrace, kOther };
 
@@ -64,6 +45,20 @@ LogLevel parse_level(const std::optional<std::string>& text) {
   if (v == "ABORT") return LogLevel::kAbort;
   if (v == "TRACE") return LogLevel::kTrace;
   return LogLevel::kNone;
+}
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value) return std::nullopt;
+  return std::string(value);
+}
+
+void set_env(const char* name, const std::optional<std::string>& value) {
+  if (value) {
+    setenv(name, value->c_str(), 1);
+  } else {
+    unsetenv(name);
+  }
 }
 
 DebugSettings DebugSettings::from_environment() {

@@ -22,6 +22,11 @@
 
 namespace collbench::nccl {
 
+/// An environment variable's value; nullopt when it is unset.
+std::optional<std::string> env(const char* name);
+/// Sets `name` to `value`, or unsets it when `value` is nullopt (puts a saved value back).
+void set_env(const char* name, const std::optional<std::string>& value);
+
 /// NCCL's log levels, in NCCL's order.
 enum class LogLevel { kNone, kVersion, kWarn, kInfo, kAbort, kTrace };
 

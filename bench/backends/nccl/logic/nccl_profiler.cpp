@@ -5,10 +5,10 @@
 #include <link.h>
 
 #include <array>
-#include <cctype>
 #include <new>
 
 #include "nccl_rules.h"
+#include "nccl_text.h"
 
 namespace collbench::nccl {
 namespace {
@@ -76,11 +76,8 @@ AlgorithmSourceChoice choose_algorithm_source(const AlgorithmSourceInputs& in) {
         "NCCL_PROFILER_PLUGIN={}{}", *in.user_profiler,
         in.user_profiler_origin.empty() ? "" : " (from " + in.user_profiler_origin + ")");
     // NCCL compares "none" without regard to case.
-    std::string lower;
-    for (char ch : *in.user_profiler)
-      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return {AlgorithmSource::kTuningLog,
-            lower == "none"
+            lower(*in.user_profiler) == "none"
                 ? fmt::format("{} turns NCCL's profilers off", setting)
                 : fmt::format("{} is the user's profiler, and NCCL loads only one", setting)};
   }

@@ -13,6 +13,12 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::size_t find_nocase(std::string_view haystack, std::string_view needle) {
   return lower(haystack).find(lower(needle));
 }

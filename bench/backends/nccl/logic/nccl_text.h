@@ -12,6 +12,8 @@ namespace collbench::nccl {
 
 /// `s` in lower case (ASCII).
 std::string lower(std::string_view s);
+/// `s` in upper case (ASCII).
+std::string upper(std::string_view s);
 
 /// Position of `needle` in `haystack` ignoring case, or npos.
 std::size_t find_nocase(std::string_view haystack, std::string_view needle);

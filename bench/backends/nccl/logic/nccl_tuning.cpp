@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <array>
-#include <cctype>
 
 #include "collbench/text.h"
 #include "nccl_text.h"
@@ -31,8 +30,7 @@ bool is_collective(std::string_view name) {
 }  // namespace
 
 std::string canonical_name(std::string_view name) {
-  std::string up;
-  for (char c : name) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string up = upper(name);
   if (up == "COLLNETDIRECT") return "COLLNET_DIRECT";
   if (up == "COLLNETCHAIN") return "COLLNET_CHAIN";
   if (up == "NVLSTREE") return "NVLS_TREE";
