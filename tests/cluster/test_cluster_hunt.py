@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """collbench-sweep hunt on a real Slurm cluster of network-namespace hosts (cbcluster.py): one
 host's link shaped (found, named first and confirmed a bad node), one link between two hosts
-shaped (named as a link, neither host excluded), nothing shaped (five tournaments, no suspect in
-any), and a failing step (exit 3, one line).
+shaped (named as a link, neither host excluded), each with every other host capped and with
+nothing else capped, nothing shaped (five tournaments, no suspect in any), and a failing step
+(exit 3, one line).
 
 MPI backend over TCP through mpirun in the job, as the campaign test does (Open MPI 4.1.4's TCP
 BTL crashes in a few per cent of srun --mpi=pmix starts here; see netns-site.sh), one rank per
-host, all_reduce at 1 MiB only (collbench-report's pair evidence starts at 1 MiB) with few
-iterations: a 4-host tournament is 3 rounds of 2 pairs.
+host, all_reduce at one size (256 KiB: collbench-report's pair evidence takes the largest sizes
+a test was measured at, 1 MiB and more when there are any) with few iterations: a 4-host
+tournament is 3 rounds of 2 pairs.
 
 Environment (set by CTest): COLLBENCH, COLLBENCH_SWEEP, COLLBENCH_REPORT, COLLBENCH_SOURCE_DIR.
 Exit code 77 (skipped) when the machine cannot build the cluster (not root, no Slurm).
@@ -36,9 +38,20 @@ TEMPLATE = os.path.join(SOURCE, "slurm", "collbench-hunt.sbatch")
 # Every host's incoming traffic is capped at this rate (a tbf on its bridge port), so that healthy
 # pairs are bound by the network, as on a real cluster, and not by the two cores that all ranks
 # share here: unshaped, the pairs of one round differed up to six times with the CPU time each
-# got, and no rule can tell a slow host from that. A slow host or link is five times slower.
+# got.
 CAP = "500mbit"
-SLOW = "100mbit"
+# A slow host or link is 25 times below the cap. The verdicts must hold on a loaded 2-core
+# machine, where the CPU, not the cap, bounds healthy pairs (1 MiB all_reduce took 34-53 ms
+# there, against 179 ms at 100 Mbit/s: a fault of five times had shrunk to four) and on a fast
+# one: so the planted fault is far larger than anything the machine's load does. A size takes
+# 21 operations (a warm-up, the timed batch, the per-iteration pass) per placement: 256 KiB
+# through 20 Mbit/s are 0.1 s each.
+SLOW = "20mbit"
+SIZE = "256K"
+# With nothing capped, healthy pairs run at whatever the CPU gives them (up to six times apart
+# on a loaded machine), so the fault is larger still: 256 KiB at 10 Mbit/s take 0.2 s, healthy
+# pairs 1-10 ms.
+UNCAPPED_SLOW = "10mbit"
 
 
 def cap_every_host(cluster, but=()):
@@ -70,7 +83,7 @@ class HuntTest(unittest.TestCase):
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def hunt(self, *args, check_rc=0, timeout=280, collbench=COLLBENCH, tests="all_reduce",
-             size="1M", iters="10"):
+             size=SIZE, iters="10"):
         argv = [SWEEP, "hunt", "--nodes", str(self.hosts), "--launcher", "mpirun",
                 "--site-env", "tcp-only", "--tests", tests, "-b", size, "-e", size,
                 "-n", iters, "-w", "1", "--threshold", "50%", "--interval", "0.5",
@@ -128,6 +141,21 @@ class Hunt(HuntTest):
         self.assertRegex(self.read("suspects-report.txt"), r"# slow link: node2 <-> node3: ")
         self.assertIn("node2 <-> node3: bad link (node2 with node3)", summary)
 
+    def test_a_slow_host_with_nothing_else_capped_is_named_first_and_confirmed(self):
+        self.cluster.shape(3, UNCAPPED_SLOW)
+        r = self.hunt()
+        summary = self.check_outputs(r)
+        self.assertEqual(self.suspects(), ["node3"], summary)
+        self.assertRegex(summary, r"\n  node3: bad node: node3 <-> node\d \d+% of the reference")
+
+    def test_a_slow_link_with_nothing_else_capped_is_named_as_the_link(self):
+        self.cluster.shape_link(2, 3, UNCAPPED_SLOW)
+        r = self.hunt()
+        summary = self.check_outputs(r)
+        self.assertEqual(self.suspects(), [], summary)
+        self.assertRegex(self.read("suspects-report.txt"), r"# slow link: node2 <-> node3: ")
+        self.assertIn("node2 <-> node3: bad link (node2 with node3)", summary)
+
     def test_nothing_shaped_names_no_suspect_in_five_tournaments(self):
         cap_every_host(self.cluster)
         r = self.hunt("--repeats", "5")
@@ -147,11 +175,11 @@ class Hunt(HuntTest):
     def test_the_raw_fabric_names_the_slow_host_too(self):
         # The ofi backend (libfabric's tcp provider, the site file's FI_PROVIDER): each pair's
         # bw between its two ranks, no MPI collective in the measurement. bw keeps a window of
-        # 64 messages in flight: 256 KiB ones are 16 MiB an iteration, 1.3 s through the slow
+        # 64 messages in flight: 64 KiB ones are 4 MiB an iteration, 1.7 s through the slow
         # host.
         cap_every_host(self.cluster, but=(2,))
         self.cluster.shape(2, SLOW)
-        r = self.hunt("--backend", "ofi", tests="bw", size="256K", iters="3")
+        r = self.hunt("--backend", "ofi", tests="bw", size="64K", iters="3")
         summary = self.check_outputs(r)
         self.assertEqual(self.suspects(), ["node2"], summary)
         rows = [line for line in open(os.path.join(self.out, "tournament", "pairs-r0.jsonl"))

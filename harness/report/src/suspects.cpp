@@ -1,20 +1,28 @@
 // Which host or link is slow (see collbench/report/suspects.h).
 //
-// The rule, pair evidence. At each measured point (a run's test, size, dtype, op, placement and
-// every other setting of the row) each pair's busbw is divided by the median over the pairs
-// measured there: the ratio is free of the size's and the run's own level. A pair's ratio is
-// the median of its ratios over points and repeats; a host's, the median of its pairs'.
-//   With R the pairs a host is not in, spread(R) the spread one pair's ratio has when nothing
-//   is wrong (reference_of, spread_of) and m(n) = min(1, sqrt(pi / 2n)) the shrinking of a
-//   spread for a median of n values, a host is named when the median of its n pairs is below
-//       median(R) - max(min_effect x median(R), spread_factor x spread(R) x m(n))
-//   and more than half of its pairs are below median(R) x (1 - min_effect). Judging a host
-//   against the pairs it is not in keeps its own slow pairs out of the reference; "more than
-//   half of its pairs" tells a bad host (all N-1 of its pairs slow) from a bad link or a host
-//   next to a bad one (one slow pair of N-1).
-//   A link is named when its pair is below median(R) - max(min_effect x median(R),
-//   spread_factor x spread(R)), R every other pair of hosts not named, and neither of its hosts is
-//   named.
+// The rule, pair evidence. Work in logs of busbw: a slow link is slower by a factor, and a factor
+// of any size is a distance there (as a ratio a pair can fall short by at most 100%, so a
+// spread of 30% could hide anything). A measured point is a run's test, size, dtype, op,
+// placement and every other setting of the row.
+//   Levels: every pair's level comes from a two-way fit, log busbw(pair, point) = level(pair) +
+//   level(point) + noise, by median polish (fit_pairs), so that a point's level is taken from
+//   pairs whose own level is already out. The plain median of a point's pairs would not do: a
+//   bad host among four is in three of the six pairs, and that median jumps between the slow
+//   and the fast group from point to point.
+//   Noise: what is measured within each pair: the differences between its rows at different
+//   points once the points' levels are out, or at least a row's batch noise from its
+//   per-iteration times (cv / sqrt(n)), shrunk for a median of the pair's rows. Never the spread
+//   between pairs around a centre that a suspect's own slow pairs moved.
+//   A host is judged against the pairs it is not in (R): the median level of its n pairs is
+//   compared with the median of R, with the spread of a pair about its own group (its pairs
+//   about theirs, R about its own: a two-sample comparison), at least the noise above:
+//       median(own) < median(R) - max(min_effect, spread_factor x spread x hypot(m(n), m(|R|)))
+//   with m(n) = min(1, sqrt(pi / 2n)) the shrinking of a spread for a median of n values, and
+//   more than half of its pairs below median(R) by the minimum effect: that tells a bad host
+//   (all N-1 of its pairs slow) from a bad link or a host next to a bad one (one slow pair of
+//   N-1). The spread between pairs is scaled up for the few values it comes from (spread_of).
+//   A link is judged against R, every other pair of hosts not named, and named when
+//       level < median(R) - max(min_effect, spread_factor x spread(R) x hypot(1, m(|R|))).
 // The rule, stragglers. Every row names its slowest rank; a host is named when it was the
 // slowest of the rows it took part in far more often than chance (1 / hosts in the row), by a
 // one-sided binomial test at straggler_alpha / hosts tested, at least min(3 x chance,
@@ -43,31 +51,6 @@ namespace collbench::report {
 
 namespace {
 
-// The standard deviation of normal data, estimated two ways from the deviations from `centre`:
-// 1.4826 x their median (MAD) and sqrt(pi/2) x their mean; the larger is taken, and returned as
-// an upper bound. The MAD alone ignores up to half the values: of the few pairs of a small job,
-// two or three sit at the median of every point by construction and its estimate collapses. The
-// mean deviation uses every value and is still bounded by an outlier's distance, not its square.
-double spread_of(const std::vector<double>& values, double centre) {
-  if (values.empty()) return 0;
-  std::vector<double> deviations;
-  deviations.reserve(values.size());
-  double sum = 0;
-  for (double v : values) {
-    deviations.push_back(std::abs(v - centre));
-    sum += deviations.back();
-  }
-  const double n = static_cast<double>(values.size());
-  const double estimate =
-      std::max(1.4826 * median(std::move(deviations)), std::sqrt(std::numbers::pi / 2) * sum / n);
-  // From few values the estimate itself is uncertain (relative standard error about 0.76 /
-  // sqrt(n) for the mean deviation): the upper end of its range, two standard errors, is used,
-  // so that a spread that came out small by chance cannot make an ordinary shortfall look large.
-  // At most twice the estimate: below 9 values the bound means little, and the minimum effect
-  // and the spread_factor already ask for a large shortfall.
-  return estimate / std::max(0.5, 1 - 1.5 / std::sqrt(n));
-}
-
 std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 // Everything that makes two rows of one run different measurements; pairs are compared only
@@ -93,57 +76,121 @@ bool is_pair_row(const ReadRow& row) {
 
 // --- Pair evidence. ----------------------------------------------------------------------------
 
-struct PairData {
-  std::vector<double> ratios;
-  std::uint64_t largest_bytes = 0;
-  std::vector<double> largest_busbw;
-};
-
 // The standard deviation of a median of n normal values is about sqrt(pi / 2n) that of one
 // (exactly so for large n, an overestimate for small n; 1 for n = 1).
-double per_median(int n) {
-  return std::min(1.0, std::sqrt(std::numbers::pi / (2.0 * std::max(n, 1))));
+double per_median(std::size_t n) {
+  return std::min(
+      1.0, std::sqrt(std::numbers::pi / (2.0 * static_cast<double>(std::max<std::size_t>(n, 1)))));
 }
 
-// What a pair or a host is judged against: the median ratio of the reference pairs and the
-// spread a pair's ratio has when nothing is wrong. That spread is the larger of the reference
-// pairs' spread (pairs that differ for good) and their rows' spread scaled to a median of the
-// pair's rows (the noise of single measurements): the pairs' spread alone understates the
-// noise when each is a median of few rows, because every point's median pair sits at exactly 1
-// and pulls the medians together.
-struct Reference {
-  std::size_t pairs = 0;
-  double median = 0, pairs_spread = 0, rows_spread = 0;
+// The standard deviation of normal data from deviations of `dof` degrees of freedom, estimated
+// two ways: 1.4826 x their median absolute value (MAD) and sqrt(pi / 2) x their mean absolute
+// value, the larger taken. The MAD alone ignores up to half of them, and of a few pairs some sit
+// at their group's median by construction; the mean deviation uses all and is still bounded by
+// an outlier's distance, not its square. The deviations count `dof` free values (fewer than
+// their number once centres were fitted), so the estimate is scaled up by sqrt(count / dof).
+// `uncertain`: the estimate is all there is to go by, and from few values it is itself
+// uncertain (relative standard error about 0.76 / sqrt(dof)), so it is scaled up again to the
+// upper end of that range, so that a spread that came out small by chance cannot make an
+// ordinary shortfall look large. 0 without a degree of freedom.
+double spread_of(const std::vector<double>& deviations, double dof, bool uncertain = false) {
+  if (deviations.empty() || !(dof >= 1)) return 0;
+  std::vector<double> magnitudes;
+  magnitudes.reserve(deviations.size());
+  double sum = 0;
+  for (double d : deviations) {
+    magnitudes.push_back(std::abs(d));
+    sum += magnitudes.back();
+  }
+  const double n = static_cast<double>(deviations.size());
+  const double estimate =
+      std::max(1.4826 * median(std::move(magnitudes)), std::sqrt(std::numbers::pi / 2) * sum / n) *
+      std::sqrt(n / std::min(n, dof));
+  return uncertain ? estimate / std::max(0.5, 1 - 1.5 / std::sqrt(dof))
+                   : estimate * (1 + 1 / std::sqrt(dof));
+}
 
-  double spread(int samples) const {
-    return std::max(pairs_spread, per_median(samples) * rows_spread);
-  }
-  /// What a value with spread `spread` must be below to count: min_effect is relative to the
-  /// reference (a shortfall of 10% of what the other pairs reach).
-  double threshold(double spread, const SuspectRule& rule) const {
-    return median - std::max(rule.min_effect * median, rule.spread_factor * spread);
-  }
+// Deviations of `values` from their median, appended to `out`; returns the median.
+double centre(const std::vector<double>& values, std::vector<double>& out) {
+  const double m = median(values);
+  for (double v : values) out.push_back(v - m);
+  return m;
+}
+
+// Every pair's level, as a two-way fit of the log bus bandwidth of its rows: log busbw(pair,
+// point) = level(pair) + level(point) + noise, by median polish (Tukey), which a few slow pairs
+// cannot move. The point levels are estimated from pairs whose own level is already taken out:
+// dividing by the plain median of a point's pairs fails when half of them are slow (a bad host
+// among four is in three of the six pairs), because that median then jumps between the slow and
+// the fast group from point to point. Logs, because a slow link is slower by a factor, and
+// factors of any size are distances in logs (as ratios a pair can fall short by at most 100%).
+struct PairFit {
+  std::vector<double> level;  ///< per pair: log of its busbw relative to the median pair
+  std::vector<int> samples;   ///< rows per pair
+  double within = 0;          ///< noise of one row about its pair's and its point's level
 };
 
-Reference reference_of(const std::vector<std::size_t>& pairs, const std::vector<PairStat>& stats,
-                       const std::vector<std::vector<double>>& ratios) {
-  std::vector<double> medians, rows;
-  for (auto i : pairs) {
-    medians.push_back(stats[i].ratio);
-    rows.insert(rows.end(), ratios[i].begin(), ratios[i].end());
+struct PairSample {
+  std::uint32_t pair = 0, point = 0;
+  double value = 0;  ///< log busbw
+};
+
+PairFit fit_pairs(const std::vector<PairSample>& rows, std::size_t pairs, std::size_t points,
+                  double row_noise) {
+  PairFit fit;
+  fit.level.assign(pairs, 0);
+  fit.samples.assign(pairs, 0);
+  std::vector<double> point_level(points, 0);
+  std::vector<std::vector<double>> by_pair(pairs), by_point(points);
+  for (const auto& r : rows) ++fit.samples[r.pair];
+  auto polish_points = [&] {
+    for (auto& v : by_point) v.clear();
+    for (const auto& r : rows) by_point[r.point].push_back(r.value - fit.level[r.pair]);
+    for (std::size_t k = 0; k < points; ++k) point_level[k] = median(by_point[k]);
+  };
+  auto polish_pairs = [&] {
+    for (auto& v : by_pair) v.clear();
+    for (const auto& r : rows) by_pair[r.pair].push_back(r.value - point_level[r.point]);
+    for (std::size_t p = 0; p < pairs; ++p) fit.level[p] = median(by_pair[p]);
+  };
+  polish_points();  // the plain median of each point's pairs, as a first guess
+  for (int sweep = 0; sweep < 4; ++sweep) {
+    polish_pairs();
+    polish_points();
   }
-  Reference ref;
-  ref.pairs = pairs.size();
-  ref.median = median(medians);
-  ref.pairs_spread = spread_of(medians, ref.median);
-  ref.rows_spread = spread_of(rows, median(rows));
-  return ref;
+  polish_pairs();
+  const double middle = median(fit.level);
+  for (auto& l : fit.level) l -= middle;
+  for (auto& l : point_level) l += middle;
+  // The rows' noise: the differences between a pair's rows once the points' levels are taken
+  // out (each difference of two rows has twice one row's variance), with the degrees of freedom
+  // the point levels left; or at least the noise of one row's batch as its per-iteration times
+  // show it, whichever is larger. Differences, not residuals from the pairs' fitted medians: of
+  // a median of three, one residual is zero by construction.
+  std::vector<double> differences;
+  double free_values = 0;
+  for (std::size_t p = 0; p < pairs; ++p) {
+    const auto& z = by_pair[p];
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      for (std::size_t j = i + 1; j < z.size(); ++j)
+        differences.push_back((z[i] - z[j]) / std::numbers::sqrt2);
+    }
+    if (!z.empty()) free_values += static_cast<double>(z.size() - 1);
+  }
+  const double dof = free_values - static_cast<double>(points) + 1;
+  const double scale = dof >= 1 ? std::sqrt(free_values / dof) : 0;
+  fit.within =
+      std::max(spread_of(differences, static_cast<double>(differences.size())) * scale, row_noise);
+  return fit;
 }
 
 // Up to this many pairs every host and link is judged against the pairs without it; beyond,
 // against one reference of all pairs (one host's pairs are then a few percent of it, and the
-// exact references would cost pairs x rows).
+// exact references would cost pairs x pairs).
 constexpr std::size_t kExactReferencePairs = 2000;
+
+// A shortfall in logs that is the rule's minimum effect.
+double min_effect_log(const SuspectRule& rule) { return -std::log1p(-rule.min_effect); }
 
 void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport& report) {
   std::map<Name, std::uint64_t> largest_per_test;
@@ -162,20 +209,22 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
       continue;
     points[point_key(row)].push_back(i);
   }
+  struct PairData {
+    std::uint64_t largest_bytes = 0;
+    std::vector<double> largest_busbw;
+    std::uint32_t index = 0;
+  };
   std::map<std::pair<Name, Name>, PairData> pairs;
+  std::vector<std::vector<std::uint32_t>> used_points;
   for (const auto& [key, rows] : points) {
-    if (static_cast<int>(rows.size()) < rule.min_pairs_per_point) continue;
-    std::vector<double> busbw;
-    for (auto i : rows) busbw.push_back(*set.rows[i].busbw_gbps);
-    const double reference = median(busbw);
-    if (!(reference > 0)) continue;
+    if (static_cast<int>(rows.size()) >= rule.min_pairs_per_point) used_points.push_back(rows);
+  }
+  for (const auto& rows : used_points) {
     for (auto i : rows) {
       const auto& row = set.rows[i];
       Name a = row.group->hosts[0], b = row.group->hosts[1];
       if (b < a) std::swap(a, b);
       auto& data = pairs[{a, b}];
-      data.ratios.push_back(*row.busbw_gbps / reference);
-      ++report.pair_rows;
       if (row.bytes > data.largest_bytes) {
         data.largest_bytes = row.bytes;
         data.largest_busbw.clear();
@@ -184,108 +233,164 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
     }
   }
   std::set<Name> hosts;
-  std::vector<std::vector<double>> ratios;  // each pair's ratios, as report.pairs
+  std::uint32_t index = 0;
   for (auto& [key, data] : pairs) {
-    report.pairs.push_back({key.first, key.second, median(data.ratios),
-                            static_cast<int>(data.ratios.size()), median(data.largest_busbw)});
-    ratios.push_back(std::move(data.ratios));
+    data.index = index++;
     hosts.insert(key.first);
     hosts.insert(key.second);
   }
   report.hosts.assign(hosts.begin(), hosts.end());
 
+  // The fit of every pair's level, and the noise of one row: what its residuals show, or at
+  // least what one row's per-iteration times show (the standard error of a batch of n
+  // iterations with their coefficient of variation, the median over rows).
+  std::vector<PairSample> samples;
+  std::vector<double> batch_noise;
+  for (std::uint32_t k = 0; k < used_points.size(); ++k) {
+    for (auto i : used_points[k]) {
+      const auto& row = set.rows[i];
+      Name a = row.group->hosts[0], b = row.group->hosts[1];
+      if (b < a) std::swap(a, b);
+      samples.push_back({pairs[{a, b}].index, k, std::log(*row.busbw_gbps)});
+      ++report.pair_rows;
+      if (row.time_us) {
+        const Summary& it = row.time_us->per_iteration;
+        if (it.n >= 2 && std::isfinite(it.cv) && it.cv >= 0)
+          batch_noise.push_back(it.cv / std::sqrt(static_cast<double>(it.n)));
+      }
+    }
+  }
+  const PairFit fit = fit_pairs(samples, pairs.size(), used_points.size(), median(batch_noise));
+  for (const auto& [key, data] : pairs) {
+    report.pairs.push_back({key.first, key.second, std::exp(fit.level[data.index]),
+                            fit.samples[data.index], median(data.largest_busbw)});
+  }
+
   const std::size_t count = report.pairs.size();
   const bool exact = count <= kExactReferencePairs;
   std::map<Name, std::vector<std::size_t>> pairs_of;
-  std::vector<std::size_t> all(count);
   for (std::size_t i = 0; i < count; ++i) {
-    all[i] = i;
     pairs_of[report.pairs[i].a].push_back(i);
     pairs_of[report.pairs[i].b].push_back(i);
   }
-  const Reference shared = exact ? Reference{} : reference_of(all, report.pairs, ratios);
+  // The noise of one pair's level from its rows alone: a row's, shrunk for a median of as many
+  // rows as the pair has (the pairs' median count).
+  std::vector<double> counts;
+  for (int n : fit.samples) counts.push_back(n);
+  const double level_noise =
+      fit.within * per_median(static_cast<std::size_t>(std::max(1.0, median(counts))));
+  // Without a measure of the rows' own noise (one row per pair and no per-iteration times) the
+  // spread between pairs is all there is, and is taken at the upper end of its uncertainty.
+  const bool unmeasured = !(fit.within > 0);
+  const double effect = min_effect_log(rule);
+  auto levels_of = [&](const std::vector<std::size_t>& which) {
+    std::vector<double> v;
+    v.reserve(which.size());
+    for (auto i : which) v.push_back(fit.level[i]);
+    return v;
+  };
 
-  // Hosts, each judged against the pairs it is not in.
+  // Hosts, each judged against the pairs it is not in: the median of its pairs' levels against
+  // the median of theirs, both medians' noise from the spread of a pair about its group (the
+  // host's pairs about their median, the others about theirs: two groups of pairs, like a
+  // two-sample test), never from a centre that the host's own slow pairs moved.
   std::set<Name> named;
+  std::vector<double> all_levels = fit.level;
+  const double shared_median = exact ? 0 : median(all_levels);
   for (Name host : report.hosts) {
     const auto& mine = pairs_of[host];
-    std::vector<double> own;
-    int samples = std::numeric_limits<int>::max();
-    for (auto i : mine) {
-      own.push_back(report.pairs[i].ratio);
-      samples = std::min(samples, report.pairs[i].samples);
-    }
-    Reference ref = shared;
+    const std::vector<double> own = levels_of(mine);
+    std::vector<double> ref;
     if (exact) {
       std::vector<std::size_t> others;
       for (std::size_t i = 0; i < count; ++i) {
         if (report.pairs[i].a != host && report.pairs[i].b != host) others.push_back(i);
       }
-      ref = reference_of(others, report.pairs, ratios);
+      ref = levels_of(others);
+    } else {
+      ref = all_levels;
     }
     HostPairs h;
     h.host = host;
     h.pairs = static_cast<int>(own.size());
-    h.ratio = median(own);
-    if (static_cast<int>(ref.pairs) >= rule.min_reference_pairs) {
-      // The host's ratio is a median of its pairs: its spread is a pair's shrunk as for a
-      // median of that many values, which is what lets four or five hosts of a noisy fabric
-      // name a bad one. Most of its pairs must be slow by the minimum effect as well: that is
-      // what tells a bad host from a bad link, which slows one pair of the host's N-1.
-      h.reference = ref.median;
-      h.reference_spread = ref.spread(samples);
-      h.threshold = ref.threshold(h.reference_spread * per_median(h.pairs), rule);
-      const double slow = ref.median * (1 - rule.min_effect);
-      h.slow_pairs = static_cast<int>(
-          std::count_if(own.begin(), own.end(), [&](double r) { return r < slow; }));
+    std::vector<double> deviations;
+    const double own_median = centre(own, deviations);
+    const double ref_median = exact ? centre(ref, deviations) : shared_median;
+    if (!exact) centre(ref, deviations);
+    h.ratio = std::exp(own_median);
+    if (static_cast<int>(ref.size()) >= rule.min_reference_pairs) {
+      const double pair_spread =
+          std::max(spread_of(deviations, static_cast<double>(deviations.size()) - 2, unmeasured),
+                   level_noise);
+      const double noise = pair_spread * std::hypot(per_median(own.size()), per_median(ref.size()));
+      const double margin = std::max(effect, rule.spread_factor * noise);
+      h.reference = std::exp(ref_median);
+      h.reference_spread = pair_spread;
+      h.threshold = std::exp(ref_median - margin);
+      // Most of its pairs must be slow by the minimum effect as well: that is what tells a bad
+      // host from a bad link, which slows one pair of the host's N-1.
+      h.slow_pairs = static_cast<int>(std::count_if(
+          own.begin(), own.end(), [&](double l) { return l - ref_median < -effect; }));
       // Two pairs at least: a host seen in one pair cannot be told from its link.
-      if (h.pairs >= 2 && h.ratio < h.threshold && 2 * h.slow_pairs > h.pairs && h.reference > 0) {
+      if (h.pairs >= 2 && own_median < ref_median - margin && 2 * h.slow_pairs > h.pairs) {
         named.insert(host);
         SuspectHost s;
         s.host = host;
         s.evidence = Evidence::kPairs;
-        s.effect = (h.reference - h.ratio) / h.reference;
+        s.effect = 1 - std::exp(own_median - ref_median);
         s.reason = fmt::format(
             "pair evidence: {} of its {} pairs are slow; they ran at a median {} of the median "
             "of the other {} pairs (named below {}; spread of a pair {})",
-            h.slow_pairs, h.pairs, percent(h.ratio / h.reference), ref.pairs,
-            percent(h.threshold / h.reference), percent(h.reference_spread / h.reference));
+            h.slow_pairs, h.pairs, percent(std::exp(own_median - ref_median)), ref.size(),
+            percent(std::exp(-margin)), percent(pair_spread));
         report.suspects.push_back(std::move(s));
       }
     }
     report.host_pairs.push_back(h);
   }
 
-  // Links between hosts not named, each judged against every other pair of good hosts.
+  // Links between hosts not named, each judged against every other pair of good hosts: one
+  // pair's level against the median of theirs, with the spread of a pair about that median.
   std::vector<std::size_t> good;
   for (std::size_t i = 0; i < count; ++i) {
     if (!named.count(report.pairs[i].a) && !named.count(report.pairs[i].b)) good.push_back(i);
   }
-  const Reference shared_good = exact ? Reference{} : reference_of(good, report.pairs, ratios);
+  double shared_good_median = 0, shared_good_spread = 0;
+  if (!exact) {
+    std::vector<double> deviations;
+    shared_good_median = centre(levels_of(good), deviations);
+    shared_good_spread =
+        spread_of(deviations, static_cast<double>(deviations.size()) - 1, unmeasured);
+  }
   for (auto i : good) {
     const auto& p = report.pairs[i];
-    Reference ref = shared_good;
+    std::size_t ref_pairs = good.size();
+    double ref_median = shared_good_median, ref_spread = shared_good_spread;
     if (exact) {
       std::vector<std::size_t> others;
       for (auto j : good) {
         if (j != i) others.push_back(j);
       }
-      ref = reference_of(others, report.pairs, ratios);
+      std::vector<double> deviations;
+      ref_median = centre(levels_of(others), deviations);
+      ref_spread = spread_of(deviations, static_cast<double>(deviations.size()) - 1, unmeasured);
+      ref_pairs = others.size();
     }
-    if (static_cast<int>(ref.pairs) < rule.min_reference_pairs || !(ref.median > 0)) continue;
-    const double spread = ref.spread(p.samples);
-    const double threshold = ref.threshold(spread, rule);
-    if (!(p.ratio < threshold)) continue;
+    if (static_cast<int>(ref_pairs) < rule.min_reference_pairs) continue;
+    const double pair_spread = std::max(ref_spread, level_noise);
+    const double noise = pair_spread * std::hypot(1.0, per_median(ref_pairs));
+    const double margin = std::max(effect, rule.spread_factor * noise);
+    const double shortfall = fit.level[i] - ref_median;
+    if (!(shortfall < -margin)) continue;
     SlowLink link;
     link.a = p.a;
     link.b = p.b;
-    link.ratio = p.ratio / ref.median;
+    link.ratio = std::exp(shortfall);
     link.effect = 1 - link.ratio;
     link.reason = fmt::format(
         "pair evidence: the pair ran at {} of the median of the other {} pairs (named below {}; "
         "spread of a pair {}); neither host is slow with its other pairs",
-        percent(link.ratio), ref.pairs, percent(threshold / ref.median),
-        percent(spread / ref.median));
+        percent(link.ratio), ref_pairs, percent(std::exp(-margin)), percent(pair_spread));
     report.links.push_back(std::move(link));
   }
 }

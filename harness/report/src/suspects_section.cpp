@@ -61,14 +61,15 @@ std::string evidence_words(Evidence evidence) {
 // The rule in words, with the constants the analysis ran with.
 std::string rule_text(const SuspectRule& rule) {
   return fmt::format(
-      "A pair's ratio is its bus bandwidth over the median of the pairs measured at the same "
-      "point (run, test, size, dtype, op, placement): the median over points of {0} and more "
-      "and over repeats. A host is named when the median of its pairs is below the median of "
-      "the pairs it is not in by more than max({1}, {2:g} standard deviations of such a median) "
-      "and more than half of its pairs are {1} below it; a link when its pair is below the "
-      "other pairs by more than max({1}, {2:g} standard deviations of a pair) and neither host "
-      "is named. A straggler host is the slowest rank's host far more often than chance "
-      "(binomial test at {3:g}% over the hosts tested, and at least three times chance or "
+      "A pair's level is fitted over the points it was measured at (run, test, size, dtype, "
+      "op, placement; sizes of {0} and more) in logs of its bus bandwidth, with each point's "
+      "level taken out; its ratio is its level over the median pair's. A host is named when the "
+      "median of its pairs is below the median of the pairs it is not in by more than max({1}, "
+      "{2:g} standard deviations of such a median, from the noise within pairs and the spread "
+      "of each group) and more than half of its pairs are {1} below it; a link when its pair is "
+      "below the other pairs by more than max({1}, {2:g} standard deviations of a pair) and "
+      "neither host is named. A straggler host is the slowest rank's host far more often than "
+      "chance (binomial test at {3:g}% over the hosts tested, and at least three times chance or "
       "halfway to always) by a median of {4} or more over the mean rank.",
       format_bytes(rule.min_pair_bytes), percent(rule.min_effect), rule.spread_factor,
       100 * rule.straggler_alpha, percent(rule.min_straggler_excess));

@@ -2,8 +2,9 @@
 // the report's "Slow nodes and links" section.
 //
 // Two kinds of evidence. Pair evidence comes from rows measured in two-node groups (collbench
-// --split pairs or sample): every pair's bus bandwidth relative to the median pair at the same
-// measured point shows a host whose pairs are all slow, or one slow link between good hosts.
+// --split pairs or sample): every pair's level of bus bandwidth, fitted over the points it was
+// measured at, against the pairs a host is not in shows a host whose pairs are all slow, or one
+// slow link between good hosts.
 // Straggler evidence comes from every row: the rank that finished last, and by how much.
 #pragma once
 
@@ -27,13 +28,14 @@ struct SuspectRule {
   int min_pairs_per_point = 3;
   /// A host or link is compared with at least this many other pairs (N >= 4 hosts).
   int min_reference_pairs = 3;
-  /// Smallest shortfall named, as a fraction of the median pair: below it differences are the
+  /// Smallest shortfall named, as a fraction of the reference: below it differences are the
   /// ordinary run-to-run variation of network bandwidth, not a reason to exclude a node.
   double min_effect = 0.10;
-  /// A shortfall must also exceed this many standard deviations of a pair's ratio (estimated
-  /// robustly from the reference pairs), so that a noisy fabric needs a larger shortfall. 3.5
-  /// keeps 10% noise from naming anything (tests: 0 of 1000 sets with 3 sizes) while a pair or
-  /// host at half speed is still found through it.
+  /// A shortfall (in logs) must also exceed this many standard deviations of a pair's level
+  /// (the larger of what the pairs' own rows show and the spread of the reference pairs), so
+  /// that a noisy fabric needs a larger shortfall. 3.5 keeps 10% noise from naming anything
+  /// (tests: 1 of 1000 sets with 3 sizes) while a pair or host at half speed is still found
+  /// through it, and a 20x slower one through the noise of a loaded 2-core machine.
   double spread_factor = 3.5;
   /// Straggler naming: the binomial test's level, divided among the hosts tested (Bonferroni).
   double straggler_alpha = 1e-3;
@@ -46,8 +48,8 @@ struct SuspectRule {
 /// One node pair measured in two-node groups.
 struct PairStat {
   Name a, b;         ///< a < b
-  double ratio = 0;  ///< median over points and repeats of busbw / the point's median pair
-  int samples = 0;   ///< ratios the median was taken over
+  double ratio = 0;  ///< its fitted level of busbw over the median pair's (1: the median pair)
+  int samples = 0;   ///< rows the level was fitted from
   double busbw = 0;  ///< median busbw of its rows at the largest size used (GB/s)
 };
 
@@ -56,9 +58,10 @@ struct HostPairs {
   Name host;
   double ratio = 0;  ///< median of its pairs' ratios
   int pairs = 0;
-  int slow_pairs = 0;                          ///< its pairs below reference x (1 - min_effect)
-  double reference = 0, reference_spread = 0;  ///< median and spread of the other pairs
-  double threshold = 0;  ///< what the median of its pairs must be below to name it
+  int slow_pairs = 0;           ///< its pairs below reference x (1 - min_effect)
+  double reference = 0;         ///< median ratio of the other pairs
+  double reference_spread = 0;  ///< spread of one pair's level (in logs, about a fraction)
+  double threshold = 0;         ///< what the median of its pairs' ratios must be below to name it
 };
 
 /// How often a host (rank < 0) or a rank was the slowest of a row.
