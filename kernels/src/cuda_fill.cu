@@ -9,16 +9,12 @@ cudaError_t fill_as(unsigned char* out, const FillSpec& spec, cudaStream_t strea
   constexpr int es = bytes_of(T);
   const std::uint64_t head = head_elements(out, es, spec.count);
   const unsigned grid = grid_for(spec.count, es, blocks_cap);
-  const bool one_rank = spec.key.reduction && spec.key.nranks == 1;
-  const bool index32 = spec.count <= kIndex32Limit;
-  if (one_rank && index32) {
-    fill_kernel<T, true, true>
-        <<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
-  } else if (index32) {
-    fill_kernel<T, false, true>
-        <<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
+  // The input of a copy does not depend on the rank count (see cuda_kernels.cuh).
+  const bool one_rank = spec.key.nranks == 1 || !spec.key.reduction;
+  if (one_rank && spec.count <= kIndex32Limit) {
+    fill_kernel<T, true><<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
   } else {
-    fill_kernel<T, false, false>
+    fill_kernel<T, false>
         <<<grid, kThreads, 0, stream>>>(out, spec.count, head, spec.key, spec.rank);
   }
   return cudaGetLastError();

@@ -8,12 +8,19 @@
 //    memory traffic is fully coalesced whatever the element size; buffers need not be 16-byte
 //    aligned (in-place layouts start at rank * count elements): the unaligned head and the tail
 //    are handled element by element;
-//  - kIndex32: when every pattern index fits in 32 bits (any buffer below 4 Gi elements) the
-//    index is passed as a zero-extended 32-bit value, so the compiler drops the pattern's
-//    high-word hashing (otherwise computed speculatively for every element, nearly doubling the
-//    arithmetic);
-//  - kOneRank: a one-rank reduction key (a one-rank job's all-reduce) fixes nranks = 1 at compile
-//    time, so the pattern's rank arithmetic (64-bit remainders) folds away.
+//  - kFast, the kernels that checks and one-GPU jobs run at full speed: a key whose values do
+//    not depend on the rank count (one rank, as a one-GPU job's all-reduce, or no reduction:
+//    every copy) and whose pattern indices fit in 32 bits (any buffer below 4 Gi elements).
+//    nranks = 1 is fixed at compile time, so the pattern's rank arithmetic (64-bit remainders)
+//    folds away; the index is passed as a zero-extended 32-bit value, so the compiler drops the
+//    pattern's high-word hashing (otherwise computed speculatively for every element, nearly
+//    doubling the arithmetic); and everything is inlined.
+//  - otherwise (a reduction over several ranks, or a buffer of 4 Gi elements or more) each
+//    element's value is computed out of line, with 64-bit indices: a loop over up to
+//    pattern::kMaxContributors ranks, each hashing its input with 64-bit remainders, which the
+//    unrolled step of 16 / size elements had inlined 16 times, in each of 72 kernels, for each
+//    architecture. That made the kernels 90 s of compilation per architecture (77 s of it the
+//    verify kernels) and 6.7 MB of code each, for no speed: the loop's arithmetic dwarfs a call.
 #pragma once
 
 #include <cstdint>
@@ -72,18 +79,56 @@ __device__ __forceinline__ std::uint64_t edge_index(const Split& s, std::uint64_
   return e < s.head ? e : s.tail + (e - s.head);
 }
 
-/// The pattern index, with its upper half known to be zero when kIndex32.
-template <bool kIndex32>
+/// The pattern index, with its upper half known to be zero when kFast.
+template <bool kFast>
 __device__ __forceinline__ std::uint64_t pattern_index(std::uint64_t i) {
-  return kIndex32 ? static_cast<std::uint64_t>(static_cast<std::uint32_t>(i)) : i;
+  return kFast ? static_cast<std::uint64_t>(static_cast<std::uint32_t>(i)) : i;
 }
 
-template <DType T, bool kOneRank, bool kIndex32>
+/// Element `index` of rank `rank`'s input, and whether `got` is what output element `index`
+/// should hold: inline in the kFast kernels, out of line otherwise (see the top of this file). The
+/// dtype is a compile-time constant in both.
+template <DType T>
+__device__ __noinline__ double input_out_of_line(PatternKey key, int rank, std::uint64_t index) {
+  key.dtype = T;
+  return pattern::input_value(key, rank, index);
+}
+
+template <DType T>
+__device__ __noinline__ bool matches_out_of_line(VerifySpec spec, std::uint64_t index, double got) {
+  spec.key.dtype = T;
+  double tolerance = 0;
+  const double expected = pattern::expected_value(spec, index, &tolerance);
+  return pattern::matches(got, expected, tolerance);
+}
+
+template <DType T, bool kFast>
+__device__ __forceinline__ double input_at(const PatternKey& key, int rank, std::uint64_t index) {
+  if constexpr (kFast) {
+    return pattern::input_value(key, rank, index);
+  } else {
+    return input_out_of_line<T>(key, rank, index);
+  }
+}
+
+template <DType T, bool kFast>
+__device__ __forceinline__ bool matches_at(const VerifySpec& spec, std::uint64_t index,
+                                           double got) {
+  if constexpr (kFast) {
+    double tolerance = 0;
+    const double expected = pattern::expected_value(spec, index, &tolerance);
+    return pattern::matches(got, expected, tolerance);
+  } else {
+    return matches_out_of_line<T>(spec, index, got);
+  }
+}
+
+template <DType T, bool kFast>
 __global__ void __launch_bounds__(kThreads)
     fill_kernel(unsigned char* out, std::uint64_t count, std::uint64_t head, PatternKey key,
                 int rank) {
   key.dtype = T;  // a compile-time constant from here on: pattern.h's dtype switches fold
-  if (kOneRank) key.nranks = 1;
+  if (kFast) key.nranks = 1;
   constexpr int es = bytes_of(T);
   constexpr int per = 16 / es;
   const Split s = split(count, head, per);
@@ -94,14 +139,13 @@ __global__ void __launch_bounds__(kThreads)
     Pack p;
 #pragma unroll
     for (int k = 0; k < per; ++k) {
-      pattern::store(p.bytes, k, T,
-                     pattern::input_value(key, rank, pattern_index<kIndex32>(first + k)));
+      pattern::store(p.bytes, k, T, input_at<T, kFast>(key, rank, pattern_index<kFast>(first + k)));
     }
     *reinterpret_cast<uint4*>(out + first * es) = p.vector;
   }
   for (std::uint64_t e = tid; e < s.edge; e += stride) {
     const std::uint64_t i = edge_index(s, e);
-    pattern::store(out, i, T, pattern::input_value(key, rank, pattern_index<kIndex32>(i)));
+    pattern::store(out, i, T, input_at<T, kFast>(key, rank, pattern_index<kFast>(i)));
   }
 }
 
@@ -123,16 +167,16 @@ __global__ void __launch_bounds__(kThreads)
     pattern::store_poison(out, edge_index(s, e), T);
 }
 
-/// kIndex32 here also means: for a spec without blocks, index_offset + count <= 2^32, so the
-/// offset is folded into the (32-bit) index; with blocks, count <= 2^32.
-template <DType T, bool kOneRank, bool kIndex32>
+/// kFast here also means: for a spec without blocks, index_offset + count <= 2^32, so the offset
+/// is folded into the (32-bit) index; with blocks, count <= 2^32.
+template <DType T, bool kFast>
 __global__ void __launch_bounds__(kThreads)
     verify_kernel(const unsigned char* __restrict__ data, std::uint64_t head, VerifySpec spec,
                   VerifyCounters* counters) {
   spec.key.dtype = T;
-  if (kOneRank) spec.key.nranks = 1;
+  if (kFast) spec.key.nranks = 1;
   std::uint64_t base = 0;  // added to the element index to form the pattern index
-  if (kIndex32 && spec.block == 0) {
+  if (kFast && spec.block == 0) {
     // expected_value(spec, j) with offset o equals expected_value(spec with offset 0, o + j).
     base = spec.index_offset;
     spec.index_offset = 0;
@@ -150,10 +194,8 @@ __global__ void __launch_bounds__(kThreads)
     p.vector = __ldg(reinterpret_cast<const uint4*>(data + first * es));
 #pragma unroll
     for (int k = 0; k < per; ++k) {
-      double tolerance = 0;
-      const double expected =
-          pattern::expected_value(spec, pattern_index<kIndex32>(base + first + k), &tolerance);
-      if (!pattern::matches(pattern::load(p.bytes, k, T), expected, tolerance)) {
+      if (!matches_at<T, kFast>(spec, pattern_index<kFast>(base + first + k),
+                                pattern::load(p.bytes, k, T))) {
         if (wrong == 0) first_wrong = first + k;  // the loop visits indices in increasing order
         ++wrong;
       }
@@ -161,10 +203,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   for (std::uint64_t e = tid; e < s.edge; e += stride) {
     const std::uint64_t i = edge_index(s, e);
-    double tolerance = 0;
-    const double expected =
-        pattern::expected_value(spec, pattern_index<kIndex32>(base + i), &tolerance);
-    if (!pattern::matches(pattern::load(data, i, T), expected, tolerance)) {
+    if (!matches_at<T, kFast>(spec, pattern_index<kFast>(base + i), pattern::load(data, i, T))) {
       if (i < first_wrong) first_wrong = i;
       ++wrong;
     }

@@ -82,6 +82,43 @@ TEST(PatternConversions, Fp8E5M2IsIeeeLike) {
   }
 }
 
+// Every code of every narrow format decodes to the value its definition gives: (-1)^s x
+// (1 + m / 2^M) x 2^(e - bias) for a normal code, m / 2^M x 2^(1 - bias) for a subnormal one,
+// and NaN or infinity where the format has them (e4m3: only S.1111.111 is NaN, no infinity).
+void expect_decodes_by_definition(float (*decode)(std::uint32_t), int exp_bits, int man_bits,
+                                  bool ieee_special) {
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const std::uint32_t all_exp = (1U << exp_bits) - 1, all_man = (1U << man_bits) - 1;
+  for (std::uint32_t code = 0; code < (1U << (1 + exp_bits + man_bits)); ++code) {
+    const bool negative = (code >> (exp_bits + man_bits)) & 1U;
+    const std::uint32_t e = (code >> man_bits) & all_exp, m = code & all_man;
+    const float got = decode(code);
+    if ((ieee_special && e == all_exp && m != 0) ||
+        (!ieee_special && e == all_exp && m == all_man)) {
+      EXPECT_TRUE(std::isnan(got)) << std::hex << code;
+      continue;
+    }
+    double want = ieee_special && e == all_exp ? std::numeric_limits<double>::infinity()
+                  : e == 0 ? std::ldexp(static_cast<double>(m), 1 - bias - man_bits)
+                           : std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -man_bits),
+                                        static_cast<int>(e) - bias);
+    if (negative) want = -want;
+    EXPECT_EQ(static_cast<double>(got), want) << std::hex << code;
+    EXPECT_EQ(std::signbit(got), negative) << std::hex << code;
+  }
+}
+
+TEST(PatternConversions, EveryNarrowCodeDecodesToItsDefinedValue) {
+  expect_decodes_by_definition(
+      [](std::uint32_t c) { return from_half(static_cast<std::uint16_t>(c)); }, 5, 10, true);
+  expect_decodes_by_definition(
+      [](std::uint32_t c) { return from_e4m3(static_cast<std::uint8_t>(c)); }, 4, 3, false);
+  expect_decodes_by_definition(
+      [](std::uint32_t c) { return from_e5m2(static_cast<std::uint8_t>(c)); }, 5, 2, true);
+  expect_decodes_by_definition(
+      [](std::uint32_t c) { return from_bf16(static_cast<std::uint16_t>(c)); }, 8, 7, true);
+}
+
 /// Stores and loads `v` as `t`: equal to v exactly when v is representable.
 double round_trip(double v, DType t) {
   alignas(8) unsigned char buffer[8] = {};
