@@ -1,23 +1,35 @@
-# The two commands of the README: `make demo` and `make test`. Both install what they need
-# (scripts/setup), configure and build in build/ (Release), then do their job.
+# The two commands of the README: `make demo` and `make test`. Each installs what its purpose
+# needs (scripts/setup demo|test), configures build/ (Release) and builds what it uses: the demo
+# the three tools alone, the tests everything.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
+CMAKE_ARGS ?=
+TOOLS = collbench collbench-sweep collbench-report
 
-.PHONY: all setup configure build demo test bench parity fuzz format clean
+.PHONY: all setup configure build tools demo test bench parity fuzz format clean
 
 all: build
 
 setup:
-	@scripts/setup
+	@scripts/setup test
 
+# Configured with the test suite and the benchmarks of collbench itself, or (the demo) without:
+# their libraries (GoogleTest, Google Benchmark) are then not needed at all.
 configure: setup
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_BUILD_TESTS=ON \
+	  -DCOLLBENCH_BUILD_BENCHMARKS=ON $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+tools:
+	@scripts/setup demo
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_BUILD_TESTS=OFF \
+	  -DCOLLBENCH_BUILD_BENCHMARKS=OFF $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target $(TOOLS)
+
+demo: tools
 	@scripts/demo
 
 test: build

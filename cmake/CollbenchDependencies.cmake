@@ -15,21 +15,21 @@ target_link_libraries(collbench_fmt INTERFACE fmt::fmt-header-only)
 if(COLLBENCH_BUILD_SWEEP)
   find_package(yaml-cpp)
   if(NOT yaml-cpp_FOUND)
-    message(FATAL_ERROR "collbench-sweep needs yaml-cpp: run scripts/setup (Debian package "
+    message(FATAL_ERROR "collbench-sweep needs yaml-cpp: run scripts/setup build (Debian package "
                         "libyaml-cpp-dev), or configure with -DCOLLBENCH_BUILD_SWEEP=OFF")
   endif()
 endif()
 if(COLLBENCH_BUILD_REPORT)
   find_package(simdjson CONFIG)
   if(NOT simdjson_FOUND)
-    message(FATAL_ERROR "collbench-report needs simdjson: run scripts/setup (Debian package "
+    message(FATAL_ERROR "collbench-report needs simdjson: run scripts/setup build (Debian package "
                         "libsimdjson-dev), or configure with -DCOLLBENCH_BUILD_REPORT=OFF")
   endif()
 endif()
 if(COLLBENCH_BUILD_TESTS)
   find_package(GTest)
   if(NOT GTest_FOUND)
-    message(FATAL_ERROR "the tests need GoogleTest: run scripts/setup (Debian packages "
+    message(FATAL_ERROR "the tests need GoogleTest: run scripts/setup test (Debian packages "
                         "libgtest-dev libgmock-dev), or configure with -DCOLLBENCH_BUILD_TESTS=OFF")
   endif()
 endif()

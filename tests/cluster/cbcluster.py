@@ -29,13 +29,22 @@ REQUIRED_TOOLS = ["ip", "tc", "nsenter", "unshare", "munged", "mungekey", "slurm
                   "sbatch", "squeue", "scontrol", "scancel", "srun", "mpirun"]
 
 
+SITE_SLURM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                          "site-slurm")
+
+
 def skip_reason():
     """Why this machine cannot build the cluster, or None."""
+    # A cluster's own Slurm and munge are not this test's to disturb (nor do their daemons and
+    # keys belong to it): scripts/setup installed no Slurm here, and these tests stay out.
+    site = subprocess.run([SITE_SLURM], capture_output=True, text=True)
+    if site.returncode == 0:
+        return f"a Slurm is already configured on this machine ({site.stdout.strip()})"
     if os.geteuid() != 0:
         return "needs root (network namespaces, munge and Slurm daemons)"
     missing = [t for t in REQUIRED_TOOLS if shutil.which(t) is None]
     if missing:
-        return "missing programs: " + " ".join(missing) + " (run scripts/setup)"
+        return "missing programs: " + " ".join(missing) + " (run scripts/setup test)"
     probe = f"cbprobe{secrets.token_hex(3)}"
     r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if r.returncode != 0:

@@ -159,6 +159,15 @@ struct Runner::Impl {
   const std::atomic<bool>* stop_request = nullptr;
   bool stopped = false;  ///< every rank has agreed to stop (Ctrl-C, SIGTERM)
 
+  /// Rank 0: the measurements of the test in progress whose warm-up was too short, and the
+  /// longest warm-up one of them needed. Said once per test (warmup_note), not once per size:
+  /// on an oversubscribed machine almost every size would print a line of its own.
+  struct WarmupShortfall {
+    int rows = 0;
+    int needed = 0;
+    std::string where;  ///< the measurement that needed the most
+  } warmup_shortfall;
+
   /// Whether to stop after the size just measured. Collective: a signal may reach some ranks
   /// only, and every rank must leave the sweep at the same point.
   bool stopping() {
@@ -519,7 +528,8 @@ struct Runner::Impl {
   }
 
   /// Rank 0: a row whose first timed iterations were still getting faster gets a note saying
-  /// how many warm-up iterations the size needed, on the console and in the row.
+  /// how many warm-up iterations the size needed, in the row; the console hears of it once per
+  /// test (warmup_note).
   void note_warmup(ResultRow& row, const std::string& what, const std::vector<double>& times_us) {
     const auto trend = check_warmup(times_us);
     if (!trend) return;
@@ -533,8 +543,25 @@ struct Runner::Impl {
         "settled at {:.3g} µs after {} of them); this size needed about {} warm-up iterations "
         "(-w {})",
         trend->first_median, trend->settled_median, trend->settled_at, needed, needed);
-    reporter.note(fmt::format("{}: {}", what, text));
     if (row.note.empty()) row.note = Name(text);
+    ++warmup_shortfall.rows;
+    if (needed > warmup_shortfall.needed) {
+      warmup_shortfall.needed = needed;
+      warmup_shortfall.where = what;
+    }
+  }
+
+  /// Rank 0, at the end of a test: one console line for every measurement of it whose warm-up
+  /// was too short (each row's note has its own figures).
+  void warmup_note(std::string_view test) {
+    if (warmup_shortfall.rows == 0) return;
+    reporter.note(fmt::format(
+        "{}: warm-up too short in {} measurement{} (still getting faster in the first timed "
+        "iterations; each row's note says by how much); the most needed about {} warm-up "
+        "iterations ({}): -w {}",
+        test, warmup_shortfall.rows, warmup_shortfall.rows == 1 ? "" : "s", warmup_shortfall.needed,
+        warmup_shortfall.where, warmup_shortfall.needed));
+    warmup_shortfall = {};
   }
 
   /// Rank 0: one row for the ranks in `group`.
@@ -791,6 +818,7 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
         reporter_.section(section);
       }
       run_test(impl, *spec, sizes);
+      if (impl.rank == 0) impl.warmup_note(spec->name);
       if (impl.stopped) break;
     }
     if (impl.stopped) break;
