@@ -155,15 +155,35 @@ TEST(HuntSubmit, RefusesAUsedOutputAndAMissingSiteFile) {
   fs::remove_all(dir);
 }
 
-TEST(HuntSuspects, ParsesHostsAndLinks) {
-  const auto s = parse_suspects(
-      "node4\nnode7\n# slow host with a name that is not a hostname: x y\n"
-      "# slow link: node1 <-> node2: 41% of the median pair\n");
-  EXPECT_EQ(s.hosts, (std::vector<std::string>{"node4", "node7"}));
+// The document collbench-report --suspects --json prints for these suspects.
+std::string suspects_document(std::vector<NamedHost> hosts, std::vector<NamedLink> links) {
+  return suspects_json(SuspectsRecord{std::move(hosts), std::move(links)});
+}
+
+TEST(HuntSuspects, ReadsHostsAndLinksFromTheReportsRecord) {
+  const auto s =
+      parse_suspects(suspects_document({{"node4", "pairs", 0.05, "pair evidence"},
+                                        {"node7", "stragglers", 0.8, "straggler evidence"},
+                                        {"x y", "pairs", 0.3, "pair evidence"}},
+                                       {{"node1", "node2", 0.41, "pair evidence"}}));
+  EXPECT_EQ(s.hosts, (std::vector<std::string>{"node4", "node7", "x y"}));
+  EXPECT_EQ(s.host_ratios, (std::vector<double>{0.05, 0.8, 0.3}));
   ASSERT_EQ(s.links.size(), 1u);
   EXPECT_EQ(s.links[0], (std::pair<std::string, std::string>{"node1", "node2"}));
-  EXPECT_EQ(s.notes.size(), 2u);
-  EXPECT_TRUE(parse_suspects("").empty());
+  EXPECT_EQ(s.link_ratios, (std::vector<double>{0.41}));
+  // The comment lines as collbench-report prints them: the odd host name, then the link.
+  EXPECT_EQ(s.notes,
+            (std::vector<std::string>{"# slow host with a name that is not a hostname: x y",
+                                      "# slow link: node1 <-> node2: 41% of the median pair"}));
+  EXPECT_TRUE(parse_suspects(suspects_document({}, {})).empty());
+  // Anything else is not the report's record: a runtime failure of the step, with why.
+  try {
+    parse_suspects("node4\n");
+    FAIL() << "text accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("no suspects document"), std::string::npos) << e.what();
+  }
 }
 
 TEST(HuntGoodNode, NeitherNamedNorInANamedLink) {
@@ -249,6 +269,38 @@ TEST(HuntJudge, ALinkWithABadEndNamesTheNode) {
   ASSERT_EQ(o.findings.size(), 1u);
   EXPECT_EQ(o.findings[0].host, "n4");
   EXPECT_EQ(o.findings[0].verdict, Verdict::kBadNode);
+  EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n4"});
+}
+
+// A loaded machine: two good pairs measured one after the other differ by two or three times.
+// The tournament found the link's ends 100 times slower together; a retest of one end with a
+// good node at 44% of the reference is noise, not a bad node (it would be below 75%), while one
+// at 2% is.
+TEST(HuntJudge, ARetestIsJudgedAgainstHowSlowTheSuspectWasFound) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto measure = [&](double end_bw) -> MeasurePair {
+    return [&asked, end_bw](const std::string& a, const std::string& b) {
+      asked.emplace_back(a, b);
+      Retest t;
+      t.a = a;
+      t.b = b;
+      const bool link = (a == "n2" && b == "n4") || (a == "n4" && b == "n2");
+      const bool end = !link && (a == "n4" || b == "n4");
+      t.bandwidths = {{"all_reduce out-of-place", link ? 0.1 : end ? end_bw : 10}};
+      return t;
+    };
+  };
+  auto o = outcome({}, {{"n2", "n4"}});
+  o.suspects.link_ratios = {0.01};
+  judge(o, {}, measure(4.4));
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kBadLink) << o.findings[0].evidence;
+  EXPECT_TRUE(confirmed_hosts(o).empty());
+  judge(o, {}, measure(0.2));
+  EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n4"});
+  // Without the tournament's figure the threshold alone decides, as before.
+  o.suspects.link_ratios.clear();
+  judge(o, {}, measure(4.4));
   EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n4"});
 }
 
@@ -358,7 +410,8 @@ TEST_F(HuntFiles, BandwidthsAtTheLargestSize) {
 
 TEST_F(HuntFiles, SummaryFromFixtureFiles) {
   // The suspects text and the retests' rows as they would be on disk.
-  const auto suspects = parse_suspects("n3\n# slow link: n2 <-> n4: 30% of the median pair\n");
+  const auto suspects =
+      parse_suspects(suspects_document({{"n3", "pairs", 0.04, ""}}, {{"n2", "n4", 0.3, ""}}));
   std::map<std::pair<std::string, std::string>, fs::path> files{
       {{"n1", "n5"}, write("n1-n5.jsonl", row("all_reduce", 1 << 20, 10, ""))},
       {{"n3", "n1"}, write("n3-n1.jsonl", row("all_reduce", 1 << 20, 0.4, ""))},
@@ -385,7 +438,8 @@ TEST_F(HuntFiles, SummaryFromFixtureFiles) {
             "suspects (collbench-report --suspects): n3\n"
             "  # slow link: n2 <-> n4: 30% of the median pair\n"
             "retests with the good node n1, against the good pair n1 <-> n5 alone: all_reduce "
-            "out-of-place 10 GB/s; slow below 75%\n"
+            "out-of-place 10 GB/s; slow below 75% and below halfway (in logs) to how slow the "
+            "tournament found the suspect\n"
             "  n3: bad node: n3 <-> n1 4% of the reference (all_reduce out-of-place 0.4 GB/s)\n"
             "  n2 <-> n4: bad link (n2 with n4): n2 <-> n1 95% of the reference (all_reduce "
             "out-of-place 9.5 GB/s); n4 <-> n1 105% of the reference (all_reduce out-of-place "

@@ -152,6 +152,8 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
                "Treat any input problem (other than failed-status rows) as an error (exit 2)");
   app.add_flag("--suspects", o.suspects,
                "Print the slow hosts (then # slow link lines) on stdout; report only with -o");
+  app.add_flag("--json", o.suspects_json,
+               "With --suspects: print them as one JSON document (schema collbench-suspects)");
   app.add_option("--reference", o.reference.dirs,
                  "Figures to judge the results against: a directory of published reference "
                  "figures (default: collbench's results/reference) or of earlier results")
@@ -189,6 +191,9 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
     throw_usage(
         "-o -: the html report is a directory of files and cannot go to standard output; "
         "give -o DIR, or --format gbench for JSON on standard output");
+  }
+  if (o.suspects_json && !o.suspects) {
+    throw_usage("--json goes with --suspects (the report itself is written with -o DIR)");
   }
   if (o.suspects && (!o.baseline.empty() || !o.candidate.empty())) {
     throw_usage(

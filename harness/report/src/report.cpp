@@ -381,7 +381,10 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
     // Standard output carries the suspects alone, so that it can feed an exclude list.
     const SuspectReport report = find_suspects(set);
     if (!options.output.empty()) write_report(set, model, options, options.output);
-    if (out) print_checked(out, suspects_text(report));
+    if (out) {
+      print_checked(out, options.suspects_json ? suspects_json(suspects_record(report))
+                                               : suspects_text(report));
+    }
     if (err && !options.quiet) {
       for (const auto& s : report.suspects) {
         fmt::print(err, "collbench-report: slow host {}: {}\n", s.host, s.reason);

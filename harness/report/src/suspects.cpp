@@ -51,7 +51,7 @@ namespace collbench::report {
 
 namespace {
 
-std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+std::string percent(double fraction) { return percent_text(fraction); }
 
 // Everything that makes two rows of one run different measurements; pairs are compared only
 // with pairs measured the same way in the same run.
@@ -636,47 +636,20 @@ SuspectReport find_suspects(const ResultSet& set, const SuspectRule& rule) {
   return report;
 }
 
-namespace {
-
-// Whether a host name can go into an exclude list as it is: a hostname's characters only. Host
-// names come from the input, which could hold a newline or a comma.
-bool plain_hostname(std::string_view host) {
-  return !host.empty() && host.front() != '#' && host.front() != '-' &&
-         std::all_of(host.begin(), host.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '-' || c == '_';
-         });
-}
-
-// A host name on a comment line: printable ASCII, anything else escaped.
-std::string comment_text(std::string_view host) {
-  std::string out;
-  for (unsigned char c : host) {
-    if (c >= 0x20 && c < 0x7f)
-      out += static_cast<char>(c);
-    else
-      out += fmt::format("\\x{:02x}", c);
+SuspectsRecord suspects_record(const SuspectReport& report) {
+  SuspectsRecord record;
+  for (const auto& s : report.suspects) {
+    // Pair evidence's effect is a shortfall (ratio 1 - effect); a straggler's an excess of time.
+    const double ratio = s.evidence == Evidence::kStragglers ? 1 / (1 + s.effect) : 1 - s.effect;
+    record.hosts.push_back({s.host.str(), std::string(name(s.evidence)), ratio, s.reason});
   }
-  return out;
+  for (const auto& l : report.links)
+    record.links.push_back({l.a.str(), l.b.str(), l.ratio, l.reason});
+  return record;
 }
-
-}  // namespace
 
 std::string suspects_text(const SuspectReport& report) {
-  std::string text, comments;
-  for (const auto& s : report.suspects) {
-    if (plain_hostname(s.host.view()))
-      text += fmt::format("{}\n", s.host);
-    else
-      comments += fmt::format("# slow host with a name that is not a hostname: {}\n",
-                              comment_text(s.host.view()));
-  }
-  text += comments;
-  for (const auto& l : report.links) {
-    text += fmt::format("# slow link: {} <-> {}: {} of the median pair\n", comment_text(l.a.view()),
-                        comment_text(l.b.view()), percent(l.ratio));
-  }
-  return text;
+  return suspects_text(suspects_record(report));
 }
 
 }  // namespace collbench::report

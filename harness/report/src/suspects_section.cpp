@@ -39,7 +39,7 @@ std::string colour(double ratio) {
   return fmt::format("#{:02X}{:02X}{:02X}", mix(0), mix(1), mix(2));
 }
 
-std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+std::string percent(double fraction) { return percent_text(fraction); }
 
 std::string short_name(const std::string& host) {
   constexpr std::size_t kLimit = 24;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "collbench/error.h"
+#include "collbench/record.h"
 #include "collbench/sweep/env.h"
 #include "collbench/sweep/process.h"
 #include "collbench/sweep/slurm.h"
@@ -26,7 +27,6 @@ namespace collbench::sweep {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::string_view kLinkPrefix = "# slow link: ";
 // A hunt is one allocation: wide enough for a tournament to name a host (collbench-report
 // compares a host's pairs with at least three others) and small enough for a split name.
 constexpr int kMinNodes = 4;
@@ -327,14 +327,17 @@ int run_inside(const HuntSettings& s) {
     }
   }
   report_argv.push_back("--suspects");
-  const auto suspects = run_process({report_argv, std::nullopt, std::nullopt, 600});
+  // The typed record, not the text meant for people (written beside it from the same record).
+  std::vector<std::string> json_argv = report_argv;
+  json_argv.push_back("--json");
+  const auto suspects = run_process({json_argv, std::nullopt, std::nullopt, 600});
   write_text(s.output / "suspects-evidence.txt", suspects.err);
   if (!suspects.ok()) {
     throw_runtime("collbench-report --suspects failed ({}): {}", suspects.describe(),
                   std::string(trim(suspects.err)));
   }
-  write_text(s.output / "suspects-report.txt", suspects.out);
   o.suspects = parse_suspects(suspects.out);
+  write_text(s.output / "suspects-report.txt", suspects_text(read_suspects_json(suspects.out)));
   o.commands.push_back(shell_join(report_argv));
 
   // The retests.
@@ -547,28 +550,30 @@ int run_hunt(const HuntSettings& settings) {
   return s.inside ? run_inside(s) : submit_and_wait(s);
 }
 
-SuspectList parse_suspects(const std::string& text) {
+SuspectList suspect_list(const SuspectsRecord& record) {
   SuspectList out;
-  std::istringstream lines(text);
+  for (const auto& h : record.hosts) {
+    out.hosts.push_back(h.host);
+    out.host_ratios.push_back(h.ratio);
+  }
+  for (const auto& l : record.links) {
+    out.links.emplace_back(l.a, l.b);
+    out.link_ratios.push_back(l.ratio);
+  }
+  // The comment lines people read in the summary, as collbench-report prints them.
+  std::istringstream lines(suspects_text(record));
   for (std::string line; std::getline(lines, line);) {
-    const std::string l(trim(line));
-    if (l.empty()) continue;
-    if (l[0] != '#') {
-      out.hosts.push_back(l);
-      continue;
-    }
-    out.notes.push_back(l);
-    if (!l.starts_with(kLinkPrefix)) continue;
-    // "# slow link: a <-> b: 41% of the median pair"
-    const std::string rest = l.substr(kLinkPrefix.size());
-    const auto arrow = rest.find(" <-> ");
-    if (arrow == std::string::npos) continue;
-    const auto colon = rest.find(": ", arrow);
-    std::string b =
-        rest.substr(arrow + 5, colon == std::string::npos ? std::string::npos : colon - arrow - 5);
-    out.links.emplace_back(rest.substr(0, arrow), b);
+    if (line.starts_with('#')) out.notes.push_back(line);
   }
   return out;
+}
+
+SuspectList parse_suspects(const std::string& json) {
+  try {
+    return suspect_list(read_suspects_json(json));
+  } catch (const RecordError& e) {
+    throw_runtime("collbench-report --suspects --json printed no suspects document ({})", e.what());
+  }
 }
 
 std::vector<std::string> good_nodes(const std::vector<std::string>& hosts,
@@ -641,23 +646,29 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
     return fmt::format("{} {} of the reference ({})", link_name(t.a, t.b), percent(*t.ratio),
                        gbps(t.bandwidths));
   };
+  auto found = [](const std::vector<double>& ratios, std::size_t i) {
+    return i < ratios.size() ? ratios[i] : 0.0;
+  };
   std::vector<std::string> bad;
-  for (const auto& h : o.suspects.hosts) {
+  for (std::size_t i = 0; i < o.suspects.hosts.size(); ++i) {
+    const auto& h = o.suspects.hosts[i];
     const Retest t = retest(h, o.good);
     Finding f{h, std::nullopt, Verdict::kNotConfirmed, words(t)};
-    if (t.slow(o.threshold)) {
+    if (t.slow(o.threshold, found(o.suspects.host_ratios, i))) {
       f.verdict = Verdict::kBadNode;
       bad.push_back(h);
     }
     o.findings.push_back(std::move(f));
   }
-  for (const auto& [a, b] : o.suspects.links) {
+  for (std::size_t i = 0; i < o.suspects.links.size(); ++i) {
+    const auto& [a, b] = o.suspects.links[i];
+    const double link_found = found(o.suspects.link_ratios, i);
     const Retest ta = retest(a, o.good);
     const Retest tb = retest(b, o.good);
     // An end still slow with a good partner is a bad node; the link itself is then unproven.
     bool any_bad = false;
     for (const auto* t : {&ta, &tb}) {
-      if (!t->slow(o.threshold)) continue;
+      if (!t->slow(o.threshold, link_found)) continue;
       any_bad = true;
       if (!contains(bad, t->a)) {
         bad.push_back(t->a);
@@ -675,7 +686,7 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
     const Retest tab = retest(a, b);
     Finding f{a, b, Verdict::kNotConfirmed,
               fmt::format("{}; {}; {}", words(ta), words(tb), words(tab))};
-    if (tab.slow(o.threshold)) f.verdict = Verdict::kBadLink;
+    if (tab.slow(o.threshold, link_found)) f.verdict = Verdict::kBadLink;
     o.findings.push_back(std::move(f));
   }
 }
@@ -702,8 +713,10 @@ std::string hunt_summary(const HuntOutcome& o, const fs::path& output) {
     for (const auto& note : o.suspects.notes) s += fmt::format("  {}\n", note);
   }
   if (!o.good.empty()) {
-    s += fmt::format("retests with the good node {}, against {}: {}; slow below {}\n", o.good,
-                     o.reference_what, gbps(o.reference), percent(1 - o.threshold));
+    s += fmt::format(
+        "retests with the good node {}, against {}: {}; slow below {} and below halfway (in "
+        "logs) to how slow the tournament found the suspect\n",
+        o.good, o.reference_what, gbps(o.reference), percent(1 - o.threshold));
   }
   for (const auto& f : o.findings) {
     const std::string who = f.peer ? link_name(f.host, *f.peer) : f.host;

@@ -39,6 +39,9 @@ struct ReportOptions {
   /// --suspects: print the slow hosts (then "# slow link" lines) on `out`, and write the report
   /// only when an output is given.
   bool suspects = false;
+  /// --json with --suspects: print them as one JSON document (collbench/suspects_record.h)
+  /// instead of the text, for programs (collbench-sweep hunt reads it).
+  bool suspects_json = false;
   /// --reference DIR: published figures or earlier results to judge the results against.
   ReferenceOptions reference;
 };

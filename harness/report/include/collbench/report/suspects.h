@@ -16,6 +16,7 @@
 
 #include "collbench/name.h"
 #include "collbench/report/results.h"
+#include "collbench/suspects_record.h"
 
 namespace collbench::report {
 
@@ -113,6 +114,10 @@ struct SuspectReport {
 /// The analysis: a pure function of the rows (status ok ones) and, for the hosts of rows
 /// measured by the whole job, the runs' context records.
 SuspectReport find_suspects(const ResultSet& set, const SuspectRule& rule = {});
+
+/// What was named, as the record collbench-report --suspects --json prints
+/// (collbench/suspects_record.h).
+SuspectsRecord suspects_record(const SuspectReport& report);
 
 /// collbench-report --suspects's standard output: one suspect host per line, most suspect first,
 /// then "# slow link: a <-> b: 41% of the median pair" lines; "" when nothing is named.

@@ -9,10 +9,12 @@
 // one allocation holds the nodes from the first measurement to the last, with no second wait in
 // the queue and no chance that Slurm hands out different nodes for the retests.
 //
-// The pure parts (the suspects' text, the choice of good nodes, the verdicts, the summary) are
+// The pure parts (the suspects' record, the choice of good nodes, the verdicts, the summary) are
 // here for the tests; run_hunt does the rest.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -21,6 +23,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "collbench/suspects_record.h"
 
 namespace collbench::sweep {
 
@@ -60,14 +64,22 @@ std::vector<std::string> hunt_collbench_args(const HuntSettings& settings);
 /// `collbench-sweep hunt`: submits the job and waits (or, with `inside`, runs the steps).
 int run_hunt(const HuntSettings& settings);
 
-/// What collbench-report --suspects printed.
+/// What collbench-report --suspects --json named (collbench/suspects_record.h), as the hunt
+/// uses it.
 struct SuspectList {
   std::vector<std::string> hosts;                          ///< most suspect first
   std::vector<std::pair<std::string, std::string>> links;  ///< most suspect first
-  std::vector<std::string> notes;                          ///< the comment lines, as printed
+  /// How slow the tournament found each (as hosts, links): their speed against the reference,
+  /// as a fraction. 0 where not known.
+  std::vector<double> host_ratios, link_ratios;
+  std::vector<std::string> notes;  ///< the comment lines, as collbench-report prints them
   bool empty() const { return hosts.empty() && links.empty(); }
 };
-SuspectList parse_suspects(const std::string& text);
+SuspectList suspect_list(const SuspectsRecord& record);
+
+/// Reads collbench-report --suspects --json's document; throws Error(kRuntime) when it is not
+/// one.
+SuspectList parse_suspects(const std::string& json);
 
 /// The hosts neither named nor an end of a named link, in allocation order.
 std::vector<std::string> good_nodes(const std::vector<std::string>& hosts,
@@ -92,7 +104,16 @@ struct Retest {
   std::optional<double> ratio;  ///< of the reference; nullopt when it failed or shares nothing
   std::string command;          ///< to reproduce it inside an allocation
   std::string failure;          ///< why it did not measure ("" = it did)
-  bool slow(double threshold) const { return ratio && *ratio < 1 - threshold; }
+  /// Slow beyond both the user's threshold and halfway (in logs) from the reference to how slow
+  /// the tournament found the suspect (`found`, a fraction; 0 or 1 when not known): a pair
+  /// through a node that ran at 2% of the others is slow below 14%, not merely below 75%. A
+  /// retest is one pair against one, and on a loaded machine two good pairs can differ by
+  /// several times; the suspect's own effect says how far apart bad and good are.
+  bool slow(double threshold, double found = 0) const {
+    if (!ratio) return false;
+    const double halfway = found > 0 && found < 1 ? std::sqrt(found) : 1;
+    return *ratio < std::min(1 - threshold, halfway);
+  }
 };
 
 enum class Verdict { kBadNode, kBadLink, kNotConfirmed };
