@@ -6,11 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "collbench/cli_values.h"
 #include "collbench/doctor/binding_checks.h"
 #include "collbench/doctor/cross_host.h"
 #include "collbench/doctor/doctor_output.h"
@@ -57,9 +60,10 @@ DoctorOptions parse(int argc, char** argv, std::string& exit_text) {
   app.add_flag("--strict", options.strict, "Warnings fail too (exit 1)");
   app.add_option("--sysfs-root", options.probe.sysfs_root,
                  "Read /sys, /proc and /etc under this directory (default /)");
-  app.add_option("--timeout", options.timeout_s,
-                 "Seconds the facts may take before the doctor gives up (exit 3; 0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+  std::string timeout;
+  app.add_option("--timeout", timeout,
+                 "Seconds the facts may take before the doctor gives up (exit 3; 0: no limit; "
+                 "default 120)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -69,6 +73,20 @@ DoctorOptions parse(int argc, char** argv, std::string& exit_text) {
                 fmt::format("doctor: {} (see collbench doctor --help)", e.what()));
   }
   if (!exit_text.empty()) return options;
+  refuse_missing_values(app, "collbench doctor");
+  if (!timeout.empty()) {
+    // Whole or fractional seconds, at most a day: the bound in words, not the largest double.
+    char* end = nullptr;
+    const double value = std::strtod(timeout.c_str(), &end);
+    if (end != timeout.c_str() + timeout.size() || !std::isfinite(value) || value < 0 ||
+        value > 86400) {
+      throw Error(ExitCode::kUsage,
+                  fmt::format("doctor: --timeout {}: give seconds from 0 (no limit) to 86400 "
+                              "(a day), e.g. --timeout 60",
+                              timeout));
+    }
+    options.timeout_s = value;
+  }
   std::error_code ec;
   if (!std::filesystem::is_directory(options.probe.sysfs_root, ec)) {
     throw Error(ExitCode::kUsage,

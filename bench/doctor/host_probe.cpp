@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collbench/doctor/system_facts.h"
+#include "collbench/escape_text.h"
 #if COLLBENCH_HAVE_CUDA
 #include "collbench/cuda_device.h"
 #endif
@@ -81,6 +82,9 @@ HostFacts probe_host(const ProbeOptions& options, const std::string& host) {
   }
   facts.interfaces = up_interfaces();
   facts.env = doctor_environment(environ);
+  // Files, the environment and libraries may hold any bytes: escaped here, once, so that every
+  // table and JSON document can show them, and named for a finding.
+  facts.not_utf8 = escape_invalid_text(facts);
   return facts;
 }
 

@@ -32,6 +32,7 @@ namespace {
 /// ends the whole job with exit 2 instead of leaving the other ranks waiting.
 void open_outputs(const Options& options, Bootstrap& bootstrap, ReporterList& reporters) {
   std::string error;
+  ExitCode code = ExitCode::kUsage;
   if (bootstrap.rank() == 0) {
     if (!options.quiet) {
       reporters.add(make_console_reporter(
@@ -43,14 +44,22 @@ void open_outputs(const Options& options, Bootstrap& bootstrap, ReporterList& re
       if (!options.nccl_tests_json.empty()) {
         reporters.add(make_nccl_tests_json_reporter(options.nccl_tests_json, options));
       }
-      if (!options.jsonl.empty()) reporters.add(make_jsonl_reporter(options.jsonl));
+      // A FIFO's reader is waited for as long as --timeout allows an operation to hang.
+      if (!options.jsonl.empty())
+        reporters.add(make_jsonl_reporter(options.jsonl, options.timeout_s));
     } catch (const Error& e) {
       error = e.what();
+      code = e.code();
     }
   }
-  if (bootstrap.allreduce(error.empty() ? 1.0 : 0.0, ScalarOp::kMin) < 0.5) {
-    throw Error(ExitCode::kUsage,
-                error.empty() ? "--jsonl/-J: rank 0 could not open the file" : error);
+  // Every rank learns the outcome and its exit code (a missing FIFO reader is a runtime
+  // failure, a bad path bad usage).
+  const double outcome = bootstrap.allreduce(
+      error.empty() ? 0.0 : static_cast<double>(exit_status(code)), ScalarOp::kMax);
+  if (outcome > 0.5) {
+    throw Error(static_cast<ExitCode>(static_cast<int>(outcome)),
+                error.empty() ? "--jsonl/-J: rank 0 could not open the file" : error,
+                Reach::kEveryRank);
   }
 }
 
@@ -162,6 +171,10 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
 
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
+  // SIGUSR1 too: it is what a launcher forwards to every rank without ending the job itself
+  // (Open MPI's mpirun forwards it; `scancel --signal=USR1` sends it to a Slurm job's tasks), so
+  // that `-N 0` under mpirun or srun stops at the next size with every row written and exit 0.
+  std::signal(SIGUSR1, request_stop);
   RunTotals totals;
   if (options.split) {
     // Every group starts a backend of its own on its group's bootstrap (for NCCL a
@@ -200,12 +213,23 @@ int rank_main(Bootstrap& bootstrap, int argc, char** argv) {
       if (bootstrap.rank() == 0) std::fprintf(stderr, "collbench: %s\n", e.what());
       return exit_status(e.code());
     }
+    // Every rank is ending with this error (the ranks agreed on it, or there is one rank): each
+    // returns the code and finalizes, with one line from rank 0, instead of MPI_Abort, whose
+    // launcher noise would bury that line.
+    if (e.every_rank() || bootstrap.size() == 1) {
+      if (bootstrap.rank() == 0) {
+        std::fprintf(stderr, "collbench: rank %d (%s): %s\n", bootstrap.rank(),
+                     bootstrap.hostname().c_str(), e.what());
+      }
+      return exit_status(e.code());
+    }
     std::fprintf(stderr, "collbench: rank %d (%s): %s\n", bootstrap.rank(),
                  bootstrap.hostname().c_str(), e.what());
     bootstrap.abort(exit_status(e.code()), e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "collbench: rank %d (%s): internal error: %s\n", bootstrap.rank(),
                  bootstrap.hostname().c_str(), e.what());
+    if (bootstrap.size() == 1) return exit_status(ExitCode::kRuntime);
     bootstrap.abort(exit_status(ExitCode::kRuntime), e.what());
   }
   return exit_status(ExitCode::kRuntime);  // not reached: abort() ends the job
@@ -230,6 +254,9 @@ int ranks_per_process(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace collbench;
+  // A reader that goes away (a closed pipe, a FIFO's reader) is a write that fails: exit 3 with
+  // its line, not death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<Bootstrap> bootstrap;
   try {
     bootstrap = make_bootstrap(&argc, &argv);

@@ -266,6 +266,7 @@ class Disagreement(Workdir):
 # memory get invalid or small values only, so that every case ends within seconds.
 HOSTILE = ["", ",", " ", "-", "--", "0", "-1", "1e3", "nan", "inf", "0x10", "99999999999999999999",
            "\u00e9", "a" * 300, "\x01", "1,1", "all"]
+FIFO = "fifo"  # a FIFO in the case's directory: read by a reader in some cases, by none in others
 VALUES = {
     "-b": HOSTILE + ["8", "1K", "7", "1T", "64T", "2000T"],
     "-e": HOSTILE + ["8", "64", "3", "64T"],
@@ -276,8 +277,9 @@ VALUES = {
     "-N": ["", "-1", "x", "1", "2", "1000000000"],
     "-m": ["", "0", "1", "2", "2000000"],
     "-c": HOSTILE + ["0", "1", "2"],
-    "-d": HOSTILE + ["float", "float,float", "all", "half", "double,int8", "fp8_e4m3"],
-    "-o": HOSTILE + ["sum", "sum,sum", "max,min", "xor", "avg"],
+    "-d": HOSTILE + ["float", "float,float", "all", "half", "double,int8", "fp8_e4m3",
+                     "float,,int8", "float,"],
+    "-o": HOSTILE + ["sum", "sum,sum", "max,min", "xor", "avg", "sum,,max"],
     "-r": HOSTILE + ["0", "1", "2"],
     "-z": HOSTILE + ["0", "1", "2", "3", "4"],
     "-a": HOSTILE + ["0", "1", "2", "3"],
@@ -297,14 +299,19 @@ VALUES = {
     "--min-busbw": HOSTILE + ["0", "1e-9", "1e9"],
     "--backend": HOSTILE + ["mpi", "nccl", "ofi"],
     "--require-net": HOSTILE + ["efa", "IB"],
-    "--jsonl": ["", "out.jsonl", "missing-dir/x.jsonl", ".", "/dev/full"],
-    "-J": ["", "out.json", "missing-dir/x.json", ".", "/dev/null"],
+    "--jsonl": ["", "out.jsonl", "missing-dir/x.jsonl", ".", "/dev/full", "out.json",
+                "./out.jsonl", FIFO],
+    "-J": ["", "out.json", "missing-dir/x.json", ".", "/dev/null", "out.jsonl", "./out.json"],
 }
 TEST_LISTS = ["", ",", "all_reduce", "all", "all_reduce,all_reduce", "bw", "latency,bw",
-              "nonsense", "broadcast,reduce", "alltoall", "-", "all,all"]
+              "nonsense", "broadcast,reduce", "alltoall", "-", "all,all", "all_reduce,,bw",
+              "all_reduce,"]
 SWITCHES = ["-q", "--quiet", "--bogus", "-x", "--iters=1", "--help", "--version"]
-# The files a case may create: what its --jsonl and -J name, inside its working directory.
-OUTPUTS = {"out.jsonl", "out.json"}
+# The files a case may create: what its --jsonl and -J name, inside its working directory (and
+# the FIFO, which the case's directory holds from the start).
+OUTPUTS = {"out.jsonl", "out.json", "fifo"}
+# Every case starts with results an earlier run wrote to out.jsonl: they must survive it.
+EARLIER = "".join(json.dumps({"record": "result", "earlier": i}) + "\n" for i in range(3))
 
 
 def hostile_arguments(rng):
@@ -328,6 +335,56 @@ def hostile_arguments(rng):
     return args
 
 
+def given(args, flag):
+    """The value of `flag` in `args` (the last one given), or None."""
+    value = None
+    for i, a in enumerate(args):
+        if a == flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif a.startswith(flag + "="):
+            value = a[len(flag) + 1:]
+    return value
+
+
+def refused_by_rule(args):
+    """Why a command line must be refused whatever else it holds, or None."""
+    lists = [given(args, "-d"), given(args, "-o")]
+    if args and not args[0].startswith("-"):
+        lists.append(args[0])
+    for item in lists:
+        if item is not None and any(p.strip() for p in item.split(",")) and \
+                any(not p.strip() for p in item.split(",")):
+            return f"an empty item in {item!r}"
+    for i, a in enumerate(args[:-1]):
+        if a.startswith("-") and a not in SWITCHES and args[i + 1] == "":
+            return f"{a} ''"
+    if given(args, "-f") is not None and given(args, "-i") is not None:
+        return "-f with -i"
+    return None
+
+
+class FifoReader:
+    """Reads a FIFO on a thread until its writer closes it; what it got is finish()'s."""
+
+    def __init__(self, path):
+        import threading
+        self.path, self.data = path, b""
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        with open(self.path, "rb") as f:  # waits for a writer
+            self.data = f.read()
+
+    def finish(self):
+        if self.thread.is_alive():
+            # No writer came: open the write end ourselves so that the reader's open returns.
+            fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+        self.thread.join(10)
+        return self.data.decode(errors="replace")
+
+
 class Property(unittest.TestCase):
     """Random hostile arguments to the real binary: the exit code is 0..3, never a signal,
     nothing is written outside the outputs named, and nothing is written on exit 2."""
@@ -345,13 +402,26 @@ class Property(unittest.TestCase):
                 other = list(args)
                 other[rng.randrange(len(other))] = rng.choice(HOSTILE + ["1", "8", "float"])
                 per_rank = [args, other]
+            jsonl = given(args, "--jsonl")
+            to_fifo = jsonl == FIFO
+            # A FIFO's reader is waited for --timeout seconds: keep those cases short.
+            if to_fifo:
+                args = [a for a in args] + ["--timeout", "2"]
             with tempfile.TemporaryDirectory(prefix="collbench-property-") as cwd:
+                with open(os.path.join(cwd, "out.jsonl"), "w") as f:
+                    f.write(EARLIER)
+                os.mkfifo(os.path.join(cwd, FIFO))
+                before = sorted(os.listdir(cwd))
+                reader = FifoReader(os.path.join(cwd, FIFO)) if to_fifo and rng.random() < 0.5 \
+                    else None
                 cmd = mpmd(per_rank) if per_rank else ranks(np, args)
                 where = f"seed {seed} case {case}: {cmd[len(MPIRUN):] if np else cmd}"
                 try:
                     p = run(cmd, cwd, timeout=90)
                 except subprocess.TimeoutExpired:
                     self.fail(f"{where}: still running after 90 s")
+                finally:
+                    received = reader.finish() if reader else None
                 seen_codes.add(p.returncode)
                 self.assertIn(p.returncode, (0, 1, 2, 3), f"{where}: {p.stderr[-1500:]}")
                 for marker in ("Segmentation", "core dumped", "terminated with signal", "Aborted",
@@ -359,10 +429,24 @@ class Property(unittest.TestCase):
                     self.assertNotIn(marker, p.stderr, where)
                 written = set(os.listdir(cwd))
                 self.assertLessEqual(written, OUTPUTS, f"{where}: wrote {written - OUTPUTS}")
+                # No result already written is lost, whatever the case did (two outputs that
+                # are one file would replace it).
+                with open(os.path.join(cwd, "out.jsonl")) as f:
+                    self.assertTrue(f.read().startswith(EARLIER), f"{where}: lost earlier results")
                 if p.returncode == 2:
-                    self.assertEqual(written, set(), f"{where}: wrote {written} on exit 2")
+                    self.assertEqual(sorted(written), before, f"{where}: wrote {written} on exit 2")
+                    with open(os.path.join(cwd, "out.jsonl")) as f:
+                        self.assertEqual(f.read(), EARLIER, f"{where}: changed out.jsonl on exit 2")
                     self.assertEqual(p.stdout, "", f"{where}: stdout on exit 2")
                     self.assertEqual(len(our_lines(p.stderr)), 1, f"{where}: {p.stderr[-1500:]}")
+                # Rows sent into a FIFO nobody reads are not a success.
+                if to_fifo and p.returncode == 0:
+                    self.assertIsNotNone(reader, f"{where}: exit 0 with no reader of the FIFO")
+                    self.assertIn('"record":"context"', received.replace(" ", ""), where)
+                # What must be refused is refused: an empty item in a list, an empty value, -f
+                # with -i.
+                if refused_by_rule(args) and not disagree:
+                    self.assertEqual(p.returncode, 2, f"{where}: accepted {refused_by_rule(args)}")
         # The generator reaches both accepted and refused command lines.
         self.assertIn(2, seen_codes)
 

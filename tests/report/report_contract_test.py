@@ -248,8 +248,16 @@ class Contract(unittest.TestCase):
                 f.write("an earlier report")
         spelt = lambda name: rng.choice([name, "./" + name, os.path.join(box, name),
                                          "dir/../" + name])
+        # Inputs that are not regular files: a FIFO no one writes (reading it would block) and a
+        # device without end.
+        specials = []
+        if rng.random() < 0.1:
+            os.mkfifo(os.path.join(box, "fifo.jsonl"))
+            specials.append("fifo.jsonl")
+        if rng.random() < 0.05:
+            specials.append("/dev/zero")
         count = rng.randint(1, 3) if rng.random() < 0.9 else 0
-        inputs = [spelt(rng.choice(files + ["dir"])) for _ in range(count)]
+        inputs = [spelt(rng.choice(files + ["dir"])) for _ in range(count)] + specials
         args = []
         mode = rng.random()
         if mode < 0.2:
@@ -284,6 +292,8 @@ class Contract(unittest.TestCase):
                 ["--threshold", rng.choice(["5%", "-1", "200%", "nan", "0.5"])],
                 ["--match-ignore", rng.choice(["nodes", "flavour"])],
                 ["--strict"], ["--nope"], ["\u0001"], ["-o"], ["--format"],
+                # Empty values, never the default silently.
+                ["-o", ""], ["--threshold", ""], ["--title", ""], ["--max-series", ""],
             ])
         # The files this invocation reads (by where they really are): never to be changed.
         read = set()
@@ -313,6 +323,11 @@ class Contract(unittest.TestCase):
             return f"{where}\nexit code not in 0-3 (a negative code is a signal)"
         if code == 2 and changed:
             return f"{where}\nexit 2 but wrote: {changed}"
+        if specials and code != 2:
+            return f"{where}\nread {specials}, which are not files, with exit {code}"
+        if any(args[i + 1] == "" for i in range(len(args) - 1) if args[i].startswith("-")) and \
+                code != 2:
+            return f"{where}\nan empty value was taken for the default (exit {code})"
         # Where the output may go: the last -o, else "report" (html) or stdout (gbench).
         outs = [args[i + 1] for i in range(len(args) - 1) if args[i] == "-o"]
         out = outs[-1] if outs else None
@@ -325,6 +340,12 @@ class Contract(unittest.TestCase):
         for path in read:
             if path in before and before.get(path) != after.get(path):
                 return f"{where}\nan input was overwritten: {path}"
+        # A report written into a directory that is one of the inputs mixes with its results.
+        if out not in (None, "-") and code != 2 and any(
+                os.path.isdir(os.path.join(box, i)) and
+                os.path.realpath(os.path.join(box, i)) == os.path.realpath(os.path.join(box, out))
+                for i in inputs):
+            return f"{where}\nthe report went into the input directory {out}"
         for path in changed:
             # The output directory's missing parents are made for it.
             if allowed and inside(allowed, path) and os.path.isdir(path):

@@ -71,15 +71,16 @@ TEST(HostileSweepCli, SecondsOutsideTheirStatedBoundsAreRefused) {
 
 TEST(HostileSweepCli, EmptyPathsAreRefusedNotTakenAsTheDefault) {
   EXPECT_NE(usage_error({"plan", ""}).find("the campaign file name is empty"), std::string::npos);
-  EXPECT_NE(usage_error({"plan", "c.yaml", "--results", ""}).find("--results is empty"),
-            std::string::npos);
-  EXPECT_NE(usage_error({"plan", "c.yaml", "--collbench", ""}).find("--collbench is empty"),
-            std::string::npos);
+  for (const auto& [args, option] : std::vector<std::pair<std::vector<const char*>, std::string>>{
+           {{"plan", "c.yaml", "--results", ""}, "--results ''"},
+           {{"plan", "c.yaml", "--collbench", ""}, "--collbench ''"},
+           {{"submit", "c.yaml", "--template", ""}, "--template ''"},
+           {{"run", "--local", "c.yaml", "--mpirun", ""}, "--mpirun ''"},
+           {{"hunt", "--nodes", "", "-o", "x"}, "--nodes ''"}}) {
+    const std::string m = usage_error(args);
+    EXPECT_NE(m.find(option + ": an empty value"), std::string::npos) << m;
+  }
   EXPECT_NE(usage_error({"plan", "c.yaml", "--collbench="}).find("--collbench"), std::string::npos);
-  EXPECT_NE(usage_error({"submit", "c.yaml", "--template", ""}).find("--template is empty"),
-            std::string::npos);
-  EXPECT_NE(usage_error({"run", "--local", "c.yaml", "--mpirun", ""}).find("--mpirun is empty"),
-            std::string::npos);
 }
 
 }  // namespace

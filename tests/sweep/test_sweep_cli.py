@@ -455,7 +455,7 @@ class BadInput(Temp):
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         r = sweep("plan", "missing.yaml", cwd=self.dir)
         self.assertEqual(r.returncode, 2)
-        self.assertIn("cannot read campaign file missing.yaml", r.stderr)
+        self.assertIn("campaign file missing.yaml: no such file", r.stderr)
         r = sweep("frobnicate", cwd=self.dir)
         self.assertEqual(r.returncode, 2)
 

@@ -141,7 +141,7 @@ class Messages(Case):
     def test_a_directory_is_reported_as_a_directory(self):
         rc, out, err = self.box.run(["plan", self.box.path("in")])
         self.assertEqual(rc, 2)
-        self.assertIn("is a directory", err)
+        self.assertIn("a directory, not a regular file", err)
         self.assertNotIn("empty", err)
         self.assertEqual(out, "")
 
@@ -353,6 +353,112 @@ def read_arguments(args):
             positional.append(a)
         i += 1
     return positional, values
+
+
+# A stand-in mpirun that does what a successful collbench run does: writes a context and one
+# result row to the --jsonl file it was given.
+MEASURING_MPIRUN = textwrap.dedent("""\
+    jsonl=""
+    while [ $# -gt 0 ]; do
+      if [ "$1" = --jsonl ]; then jsonl=$2; fi
+      shift
+    done
+    [ -n "$jsonl" ] || exit 1
+    printf '%s\\n' '{"record":"context","schema":{"name":"collbench-results","version":3},"run_id":"0123456789abcdef"}' > "$jsonl"
+    printf '%s\\n' '{"record":"result","test":"all_reduce","run_id":"0123456789abcdef","wrong":0}' >> "$jsonl"
+    """)
+
+DAMAGES = ["delete", "empty", "reverse", "shuffle", "cut", "garbage", "newer", "cut-then-run"]
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def damage(r, path, kind):
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.splitlines(keepends=True)
+    if kind == "delete":
+        os.remove(path)
+        return
+    if kind == "empty":
+        data = b""
+    elif kind == "reverse":
+        data = b"".join(reversed(lines))
+    elif kind == "shuffle":
+        r.shuffle(lines)
+        data = b"".join(lines)
+    elif kind in ("cut", "cut-then-run"):
+        data = data[:r.randint(max(0, len(data) - len(lines[-1])), len(data) - 2)]
+    elif kind == "garbage":
+        lines.insert(r.randrange(len(lines) + 1), b"this is not an event\n")
+        data = b"".join(lines)
+    elif kind == "newer":
+        data += (b'{"event":"collected","run":"x","schema":{"name":"collbench-sweep-manifest",'
+                 b'"version":2},"time":"2099-01-01T00:00:00.000Z"}\n')
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+class ManifestDamage(unittest.TestCase):
+    """A finished local campaign whose manifest is then deleted, emptied, reordered, cut, given a
+    line that is no event or one from a newer collbench-sweep: the results on disk are the truth,
+    so a rerun never measures a finished run again or touches its file, a damaged manifest is
+    bad input (exit 2, naming the line) and never exit 3, and a cut last line is continued on a
+    fresh line so that the manifest stays readable."""
+
+    def test_a_damaged_manifest_never_costs_a_result(self):
+        seed = int(os.environ.get("COLLBENCH_PROPERTY_SEED", "1103"))
+        cases = int(os.environ.get("COLLBENCH_MANIFEST_CASES", "24"))
+        for index in range(cases):
+            r = random.Random(f"manifest:{seed}:{index}")
+            kind = DAMAGES[index % len(DAMAGES)]
+            with self.subTest(case=index, damage=kind):
+                box = Sandbox()
+                try:
+                    self.check(r, box, kind)
+                finally:
+                    box.close()
+
+    def check(self, r, box, kind):
+        box.stub("mpirun", MEASURING_MPIRUN)
+        camp = box.path("in", "c.yaml")
+        with open(camp, "w") as f:
+            f.write(GOOD + "variants:\n  - name: a\n  - name: b\n")
+        run = ["run", "--local", camp, "--results", "out", "--collbench",
+               box.path("bin", "collbench"), "--mpirun", box.path("bin", "mpirun")]
+        rc, out, err = box.run(run)
+        self.assertEqual(rc, 0, f"{out}\n{err}")
+        results = box.path("work", "out", "t")
+        files = sorted(f for f in os.listdir(results) if f.endswith(".jsonl") and
+                       f != "manifest.jsonl")
+        self.assertEqual(len(files), 2, os.listdir(results))
+        kept = {f: (os.stat(os.path.join(results, f)).st_mtime_ns,
+                    read_bytes(os.path.join(results, f))) for f in files}
+        manifest = os.path.join(results, "manifest.jsonl")
+        damage(r, manifest, kind)
+        where = f"damage {kind}, manifest {read_bytes(manifest) if os.path.exists(manifest) else None!r}"
+        rc, out, err = box.run(run)
+        self.assertIn(rc, (0, 2), f"{where}: exit {rc}\n{out}\n{err}")
+        if rc == 2:
+            self.assertEqual(len(err.strip().splitlines()), 1, f"{where}: {err}")
+            self.assertIn("manifest.jsonl:", err, where)
+        else:
+            self.assertIn("0 to do", out, f"{where}: {out}")
+        for f, (mtime, data) in kept.items():
+            path = os.path.join(results, f)
+            self.assertEqual(os.stat(path).st_mtime_ns, mtime, f"{where}: {f} was written again")
+            self.assertEqual(read_bytes(path), data, where)
+        if kind == "cut-then-run":
+            # A run after the cut appends on a fresh line: status reads the manifest still.
+            rc, out, err = box.run(["run", "--local", camp, "--results", "out", "--redo",
+                                    "--collbench", box.path("bin", "collbench"), "--mpirun",
+                                    box.path("bin", "mpirun")])
+            self.assertEqual(rc, 0, f"{where}: {out}\n{err}")
+            rc, out, err = box.run(["status", camp, "--results", "out", "--local"])
+            self.assertEqual(rc, 0, f"{where}: status after the cut: {err}")
 
 
 class Property(unittest.TestCase):

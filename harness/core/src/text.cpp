@@ -20,6 +20,75 @@ std::vector<std::string> split_nonempty(std::string_view text, char separator) {
   return parts;
 }
 
+std::optional<std::size_t> first_empty_item(std::string_view text, char separator) {
+  const auto parts = split(text, separator);
+  std::optional<std::size_t> empty;
+  bool named = false;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (trim(parts[i]).empty()) {
+      if (!empty) empty = i + 1;
+    } else {
+      named = true;
+    }
+  }
+  return named ? empty : std::nullopt;
+}
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at `at` (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when there is none.
+std::size_t utf8_sequence(std::string_view s, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[at + i]); };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (at + n > s.size()) return 0;
+  if (byte(1) < lo || byte(1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+bool escape_invalid_utf8(std::string& text) {
+  std::string out;
+  bool changed = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_sequence(text, i);
+    if (n == 0) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const auto b = static_cast<unsigned char>(text[i]);
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+      changed = true;
+      ++i;
+      continue;
+    }
+    out.append(text, i, n);
+    i += n;
+  }
+  if (changed) text = std::move(out);
+  return changed;
+}
+
 std::string_view trim(std::string_view text) {
   const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   while (!text.empty() && space(text.front())) text.remove_prefix(1);

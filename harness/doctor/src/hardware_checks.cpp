@@ -339,9 +339,22 @@ const InstanceSpec* find_instance_spec(std::string_view instance_type) {
   return nullptr;
 }
 
+// Text that was not UTF-8 (kept as \xNN escapes by the probe): worth knowing, since a setting
+// with such bytes is not what its author meant, and NCCL reads it byte for byte.
+void check_text(const HostFacts& facts, std::vector<Finding>& out) {
+  if (facts.not_utf8.empty()) return;
+  out.push_back(finding(
+      facts, "host.text", Severity::kWarning,
+      fmt::format("text that is not UTF-8, shown with its bytes escaped (\\xNN): {}",
+                  fmt::join(facts.not_utf8, ", ")),
+      "a file, the environment or a library gave bytes that are not text; a setting holding "
+      "them is likely a typo or a damaged file"));
+}
+
 std::vector<Finding> hardware_findings(const HostFacts& facts) {
   std::vector<Finding> out;
   out.push_back(summary(facts));
+  check_text(facts, out);
   check_driver(facts, out);
   check_instance(facts, out);
   check_ports(facts, out);

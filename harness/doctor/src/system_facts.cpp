@@ -13,6 +13,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "collbench/files.h"
 #include "collbench/text.h"
 #include "pci_topology.h"
 
@@ -30,14 +31,12 @@ fs::path under(const fs::path& root, std::string_view path) {
   return root / relative;
 }
 
-/// A whole file, or nullopt when it cannot be read.
+/// A whole file, or nullopt when it cannot be read. Only regular files, of a bounded size: a
+/// FIFO or a device under the tree read would block the doctor or feed it without end.
 std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return std::move(text).str();
+  ReadFile file = read_regular_file(path, kSmallFileBytes);
+  if (!file) return std::nullopt;
+  return std::move(file.text);
 }
 
 /// The first line of a file, trimmed; "" when missing.

@@ -14,7 +14,9 @@
 #include <map>
 #include <optional>
 
+#include "collbench/cli_values.h"
 #include "collbench/error.h"
+#include "collbench/files.h"
 #include "collbench/sizes.h"
 #include "collbench/system.h"
 #include "collbench/text.h"
@@ -43,10 +45,20 @@ Is every node set up right? One task per node:
 Exit codes: 0 success, 1 wrong results, 2 bad usage, 3 runtime failure (timeout, lost rank,
 library error, network not as required).)";
 
-/// Comma-separated lists, possibly given as several arguments ("all_reduce,bw" "latency").
-std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+/// Comma-separated lists, possibly given as several arguments ("all_reduce,bw" "latency"). An
+/// empty item ("float,,int8", "all_reduce,") is refused, naming `flag`: a stray comma is a typo,
+/// not a request for fewer items.
+std::vector<std::string> split_commas(std::string_view flag,
+                                      const std::vector<std::string>& items) {
   std::vector<std::string> out;
   for (const auto& item : items) {
+    if (items.size() > 1 && trim(item).empty()) {
+      throw_usage("{} '{}': an empty argument among {}; remove it", flag, item,
+                  fmt::join(items, " "));
+    }
+    if (const auto empty = first_empty_item(item, ',')) {
+      throw_usage("{} '{}': item {} is empty; remove the extra comma", flag, item, *empty);
+    }
     for (auto& part : split_nonempty(item, ',')) out.push_back(std::move(part));
   }
   return out;
@@ -492,24 +504,14 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   } catch (const CLI::ParseError& e) {
     throw_usage("{}; run collbench --help for the options", e.what());
   }
-  // An option given an empty value ('-n ""') would silently keep its default.
-  for (const CLI::Option* option : app.get_options()) {
-    if (!option->nonpositional() || option->count() == 0 || option->get_expected_min() == 0) {
-      continue;
-    }
-    const auto& values = option->results();
-    for (const auto& value : values.empty() ? std::vector<std::string>{""} : values) {
-      if (trim(value).empty()) {
-        throw_usage("{} '{}': an empty value; give one (run collbench --help for what it takes)",
-                    option->get_name(), value);
-      }
-    }
-  }
+  // An option given an empty value ('-n ""') would silently keep its default, and one given no
+  // value takes the next option as its value.
+  refuse_missing_values(app, "collbench");
 
   // Tests.
   const std::string given_tests = fmt::format("{}", fmt::join(tests, ","));
   const std::vector<std::string> test_items =
-      split_commas(tests.empty() ? std::vector<std::string>{"all_reduce"} : tests);
+      split_commas("the test list", tests.empty() ? std::vector<std::string>{"all_reduce"} : tests);
   require_items("the test list", given_tests, test_items.size(),
                 fmt::format("{}, or all", test_names(specs)));
   for (const auto& test : test_items) {
@@ -536,6 +538,11 @@ ParseResult parse_command_line(int argc, const char* const* argv,
     o.step_factor = static_cast<std::uint64_t>(parse_integer(
         "-f", factor, 2, 1 << 20,
         "a whole factor of at least 2 and at most 1048576 (2^20); use -i for a fixed step"));
+  }
+  if (!factor.empty() && !step.empty()) {
+    throw_usage(
+        "-f {} and -i {}: give one: -f multiplies each size by a factor, -i adds a step to it",
+        factor, step);
   }
   if (!step.empty()) {
     o.step_bytes = parse_size_flag("-i", step);
@@ -600,7 +607,7 @@ ParseResult parse_command_line(int argc, const char* const* argv,
 
   // Types and operators. Given but empty ('' or ',') is refused, not taken as the default.
   if (app.count("--datatype") > 0) {
-    const auto items = split_commas({dtypes});
+    const auto items = split_commas("-d", {dtypes});
     require_items("-d", dtypes, items.size(), fmt::format("{}, or all", dtype_names()));
     o.dtypes.clear();
     for (const auto& item : items) {
@@ -616,7 +623,7 @@ ParseResult parse_command_line(int argc, const char* const* argv,
     refuse_duplicates("-d", dtypes, o.dtypes, [](DType t) { return name(t); });
   }
   if (app.count("--op") > 0) {
-    const auto items = split_commas({ops});
+    const auto items = split_commas("-o", {ops});
     require_items("-o", ops, items.size(), fmt::format("{}, or all", op_names()));
     o.ops.clear();
     for (const auto& item : items) {
@@ -636,6 +643,12 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   }
   if (app.count("--output_file") > 0 && o.nccl_tests_json.empty()) {
     throw_usage("-J '': names no file; give the path of the JSON file to write");
+  }
+  // Two outputs that are one file would overwrite each other: -J's finished document replaces
+  // the file it names, results appended to it by --jsonl included.
+  if (!o.jsonl.empty() && !o.nccl_tests_json.empty() && same_file(o.jsonl, o.nccl_tests_json)) {
+    throw_usage("--jsonl {} and -J {} are one file; give each output a file of its own", o.jsonl,
+                o.nccl_tests_json);
   }
   for (const auto& flag : flags) {
     if (flag.value.empty()) continue;

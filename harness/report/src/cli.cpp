@@ -6,6 +6,7 @@
 #include <span>
 #include <string_view>
 
+#include "collbench/cli_values.h"
 #include "collbench/error.h"
 #include "collbench/report/report.h"
 #include "collbench/sizes.h"
@@ -175,6 +176,7 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
   } catch (const CLI::ParseError& e) {
     throw_usage("{}; run collbench-report --help for the options", e.what());
   }
+  refuse_missing_values(app, "collbench-report");
   if (version) {
     exit_text = "collbench-report " + collbench_version() + "\n";
     return o;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "collbench/sizes.h"
 #include "context_reader.h"
 #include "input_format.h"
 
@@ -52,6 +53,12 @@ void FileReader::read_input(const InputFile& input, ReadLines read) {
     importer->finish();
   }
   set_.lines_read += result.lines;
+  if (result.too_long) {
+    file.add(Diagnostic::Kind::kUnreadable, result.lines + 1,
+             fmt::format("a line longer than {} (not a results line); the rest of the file is "
+                         "skipped",
+                         format_bytes(kMaxLineBytes)));
+  }
   if (result.error != 0) {
     file.add(Diagnostic::Kind::kUnreadable, result.lines + 1,
              fmt::format("read error ({}); the rest of the file is skipped",

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collbench/error.h"
+#include "collbench/files.h"
 #include "collbench/report/results.h"
 
 namespace collbench::report {
@@ -95,6 +96,12 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       if (ec) throw_usage("{}: cannot list the directory ({})", input, ec.message());
       std::sort(found.begin(), found.end(),
                 [](const InputFile& a, const InputFile& b) { return a.display < b.display; });
+    } else if (!fs::is_regular_file(status)) {
+      // A FIFO would block the reader forever, a device (/dev/zero) feed it without end.
+      throw_usage(
+          "{}: {}, not a results file; give a results directory, a .jsonl file or "
+          "another tool's output saved to a file",
+          input, describe(file_kind(path)));
     } else {
       found.push_back({input, path.filename().string(), path.stem().string(), sniff_file(path)});
     }

@@ -34,8 +34,11 @@ LineReader::Result LineReader::read(std::FILE* file, const LineVisitor& visit) {
   std::uint64_t lines = 0;
   bool eof = false;
   while (!eof) {
-    // One line longer than the block: grow rather than split it.
-    if (filled == buffer_.size() - kLinePadding) buffer_.resize(buffer_.size() * 2);
+    // One line longer than the block: grow rather than split it, up to the bound.
+    if (filled == buffer_.size() - kLinePadding) {
+      if (filled >= kMaxLineBytes) return {lines, 0, true};
+      buffer_.resize(buffer_.size() * 2);
+    }
     const std::size_t want = buffer_.size() - kLinePadding - filled;
     const std::size_t got = std::fread(buffer_.data() + filled, 1, want, file);
     if (got < want) {

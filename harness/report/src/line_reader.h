@@ -15,6 +15,11 @@ namespace collbench::report::detail {
 /// Bytes that can be read past the end of every line (the JSON parser reads ahead).
 inline constexpr std::size_t kLinePadding = 64;
 
+/// The longest line read: a collbench context of thousands of ranks is a few MB, and a file
+/// with no newline for this long (binary data, a device) is not results; reading it on would
+/// take all memory.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{256} << 20;
+
 /// A line that is not blank, trimmed. kLinePadding readable bytes follow `text`.
 struct Line {
   std::string_view text;
@@ -29,6 +34,7 @@ class LineReader {
   struct Result {
     std::uint64_t lines = 0;  ///< lines read, blank ones included
     int error = 0;            ///< errno of a read error that ended the reading, else 0
+    bool too_long = false;    ///< line `lines + 1` exceeded kMaxLineBytes: reading ended there
   };
 
   /// Calls `visit` for every line of `file` that is not blank.

@@ -22,6 +22,13 @@ InputFiles::InputFiles(const std::vector<std::string>& inputs) {
     struct stat st {};
     if (::stat(file.path.c_str(), &st) == 0) files_.push_back({st.st_dev, st.st_ino, file.path});
   }
+  // The directories named as inputs too: a report written into one would mix with the results
+  // (and a later report of that directory would read its own output's neighbours).
+  for (const auto& input : inputs) {
+    struct stat st {};
+    if (::stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      files_.push_back({st.st_dev, st.st_ino, input});
+  }
 }
 
 std::string InputFiles::input_at(const fs::path& path) const {

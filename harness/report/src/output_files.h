@@ -23,7 +23,8 @@ namespace collbench::report::detail {
 /// The input files of an invocation, by identity.
 class InputFiles {
  public:
-  /// Every file read_results reads for `inputs` (and every file named in them).
+  /// Every file read_results reads for `inputs` (and every file named in them), and every
+  /// directory among `inputs`.
   explicit InputFiles(const std::vector<std::string>& inputs);
   /// The input `path` is (as the command line or directory listing names it), or "" when
   /// `path` does not exist or is no input.

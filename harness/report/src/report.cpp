@@ -270,7 +270,14 @@ std::string write_gbench(const ResultSet& set, const Model& model, const ReportO
   const detail::InputFiles inputs(all_inputs(options));
   fs::path path(target);
   std::error_code ec;
-  if (fs::is_directory(path, ec)) path /= "results.gbench.json";
+  if (fs::is_directory(path, ec)) {
+    // Not into a directory of results: the JSON would sit among the inputs.
+    if (const auto input = inputs.input_at(path); !input.empty()) {
+      throw_usage("-o {}: this is the input {}; give another directory or file for the JSON",
+                  path.string(), input);
+    }
+    path /= "results.gbench.json";
+  }
   if (const auto input = inputs.input_at(path); !input.empty()) {
     throw_usage("-o {}: this is the input {}; give another file for the JSON", path.string(),
                 input);

@@ -16,6 +16,7 @@
 #include <regex>
 
 #include "collbench/error.h"
+#include "collbench/files.h"
 #include "collbench/sizes.h"
 #include "collbench/sweep/did_you_mean.h"
 #include "collbench/sweep/slurm_time.h"
@@ -106,6 +107,7 @@ class Reader {
     const auto keys = check_keys(root, kCampaignKeys, "the campaign");
     bool has_tasks = false;
     for (const auto& [key, value, key_mark] : keys) {
+      const Scope scope(*this, key_mark);
       if (key == "campaign") {
         c.name = name_value(value, key_mark, "campaign", "campaign: p5-efa-study");
       } else if (key == "description") {
@@ -192,8 +194,34 @@ class Reader {
     if (m.line < 0 || (node.IsNull() && !fallback.file.empty())) {
       return fallback.file.empty() ? SourceMark{file_, 0, 0} : fallback;
     }
-    return SourceMark{file_, m.line + 1, m.column + 1};
+    const SourceMark at{file_, m.line + 1, m.column + 1};
+    // A node written before the key being checked came through an alias (an anchor must come
+    // before its aliases): the mistake is where the alias is used, at that key, for the anchor's
+    // value may be right where it was written.
+    if (scope_.line > 0 && before(at, scope_)) {
+      SourceMark use = !fallback.file.empty() && !before(fallback, scope_) ? fallback : scope_;
+      use.anchor_line = at.line;
+      use.anchor_column = at.column;
+      return use;
+    }
+    return at;
   }
+
+  static bool before(const SourceMark& a, const SourceMark& b) {
+    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+  }
+
+  // The key whose value is being checked, for mark(): set while a key of the campaign, a
+  // partition or a variant is checked.
+  mutable SourceMark scope_;
+  struct Scope {
+    Scope(const Reader& parser, const SourceMark& at) : parser_(parser), saved_(parser.scope_) {
+      parser_.scope_ = at;
+    }
+    ~Scope() { parser_.scope_ = saved_; }
+    const Reader& parser_;
+    SourceMark saved_;
+  };
 
   template <typename... Args>
   [[noreturn]] void fail(const SourceMark& at, fmt::format_string<Args...> format,
@@ -391,8 +419,21 @@ class Reader {
     };
     std::vector<Named> items;
     const auto list = words(v, km, what, example);
+    // A stray comma or an empty entry among names is a typo, not a request for fewer items; a
+    // list with no name at all is refused below as empty.
+    const bool names_some = std::any_of(list.begin(), list.end(), [](const std::string& w) {
+      const auto parts = split(w, ',');
+      return std::any_of(parts.begin(), parts.end(),
+                         [](const std::string& p) { return !trim(p).empty(); });
+    });
     for (std::size_t i = 0; i < list.size(); ++i) {
       const SourceMark at = v.IsSequence() ? mark(v[i], km) : mark(v, km);
+      if (names_some && list.size() > 1 && trim(list[i]).empty()) {
+        fail(at, "'{}' has an empty item; remove it, e.g. {}", what, example);
+      }
+      if (const auto empty = first_empty_item(list[i], ',')) {
+        fail(at, "'{}': item {} of '{}' is empty; remove the extra comma", what, *empty, list[i]);
+      }
       for (const auto& part : split_nonempty(list[i], ',')) {
         const auto name = trim(part);
         if (!name.empty()) items.push_back({std::string(name), at});
@@ -578,6 +619,7 @@ class Reader {
         p.name = name_value(item, km, "partition", "p5");
       } else if (item.IsMap()) {
         for (const auto& [key, value, key_mark] : check_keys(item, kPartitionKeys, "a partition")) {
+          const Scope scope(*this, key_mark);
           if (key == "name") p.name = name_value(value, key_mark, "partition", "name: p5");
           if (key == "instance_type") p.instance_type = text(value, key_mark, "instance_type");
           if (key == "site_env") p.site_env = text(value, key_mark, "site_env");
@@ -615,6 +657,7 @@ class Reader {
              describe(item));
       }
       for (const auto& [key, value, key_mark] : check_keys(item, kVariantKeys, "a variant")) {
+        const Scope scope(*this, key_mark);
         if (key == "name") {
           var.name = name_value(value, key_mark, "variant", "name: efa-on");
         } else if (key == "description") {
@@ -758,6 +801,10 @@ std::optional<DoctorMode> parse_doctor_mode(std::string_view word) {
 std::string SourceMark::str() const {
   // The file's name as the user gave it, kept on one line.
   if (line <= 0) return shown(file, 300);
+  if (anchor_line > 0) {
+    return fmt::format("{}:{}:{} (the alias of the value at {}:{})", shown(file, 300), line, column,
+                       anchor_line, anchor_column);
+  }
   return fmt::format("{}:{}:{}", shown(file, 300), line, column);
 }
 
@@ -825,41 +872,16 @@ Campaign parse_campaign(const std::string& text, const std::string& file,
 }
 
 Campaign load_campaign(const std::filesystem::path& file, const CampaignRules& rules) {
-  const auto cannot_read = [&](int error) {
+  // A regular file of at most kMaxCampaignBytes: a FIFO would block the sweep forever, /dev/zero
+  // or a huge file fill memory.
+  const ReadFile read = read_regular_file(file, kMaxCampaignBytes);
+  if (!read) {
     throw_usage(
-        "cannot read campaign file {}: {}; give the path of a campaign YAML file (see "
+        "campaign file {}: {}; give the path of a campaign YAML file (examples in "
         "slurm/campaigns/)",
-        shown(file.string(), 300), std::strerror(error));
-  };
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) cannot_read(errno);
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw_usage(
-        "campaign file {} is a directory; give the path of a campaign YAML file (examples in "
-        "slurm/campaigns/)",
-        shown(file.string(), 300));
+        shown(file.string(), 300), read.why(kMaxCampaignBytes));
   }
-  // Read at most one byte more than a campaign may have: /dev/zero or a huge file is refused
-  // instead of filling memory.
-  std::string text;
-  char buffer[65536];
-  while (text.size() <= kMaxCampaignBytes) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) cannot_read(errno);
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  if (text.size() > kMaxCampaignBytes) {
-    throw_usage("campaign file {} is larger than {}; a campaign is a short YAML file",
-                shown(file.string(), 300), format_bytes(kMaxCampaignBytes));
-  }
-  return parse_campaign(text, file.string(), rules);
+  return parse_campaign(read.text, file.string(), rules);
 }
 
 }  // namespace collbench::sweep

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "collbench/cli_values.h"
 #include "collbench/error.h"
 #include "collbench/sweep/did_you_mean.h"
 #include "collbench/system.h"
@@ -329,6 +330,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv, Campaign
   } catch (const CLI::ParseError& e) {
     throw_usage("{}; run collbench-sweep --help", shown(e.what(), 200));
   }
+  refuse_missing_values(app, "collbench-sweep");
 
   if (c.subcommand == Subcommand::kHunt) {
     if (given_option(app, "--collbench")) check_named("--collbench", c.hunt.collbench.string());

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "collbench/error.h"
+#include "collbench/files.h"
 #include "files.h"
 
 namespace collbench::sweep {
@@ -232,6 +233,20 @@ std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jso
   std::ifstream in(jsonl, std::ios::binary);
   if (!in) return std::nullopt;
   return for_each_record(in, [](const nlohmann::json&) {});
+}
+
+bool holds_collected_results(const std::filesystem::path& file, const std::string& campaign,
+                             const std::string& run) {
+  if (file_kind(file) != FileKind::kRegular) return false;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return false;
+  bool labelled = true;
+  const ResultsSummary s = for_each_record(in, [&](const nlohmann::json& j) {
+    const auto labels = j.find("labels");
+    labelled = labelled && labels != j.end() && labels->is_object() &&
+               labels->value("campaign", "") == campaign && labels->value("run", "") == run;
+  });
+  return labelled && s.bad_lines == 0 && s.contexts > 0 && s.results > 0;
 }
 
 ResultsSummary write_labelled(const std::filesystem::path& raw, const std::filesystem::path& dest,

@@ -108,7 +108,8 @@ RunStatus status_of(const Session& session, const Records& records, const RunSpe
   switch (r->state) {
     case State::kCollected:
       return {"done", r->job_id,
-              fmt::format("collected: {}", session.paths.collected(run.name).filename().string())};
+              fmt::format("collected: {}{}", session.paths.collected(run.name).filename().string(),
+                          r->found_on_disk ? " (found on disk; the manifest had lost it)" : "")};
     case State::kFailed:
       return {"failed", r->job_id, r->reason};
     case State::kStarted:
@@ -237,7 +238,7 @@ int plan(const SweepSettings& s) {
   const Session session = open_session(s);
   const auto& c = session.campaign;
   if (!s.local) check_for_slurm(session, false);
-  const auto records = session.manifest.runs();
+  const auto records = load_records(session);
   print(s, fmt::format("campaign {} ({}): {} runs, results in {}", c.name, c.file.string(),
                        session.runs.size(), session.paths.root.string()));
   if (!c.description.empty()) print(s, "  " + c.description);
@@ -293,7 +294,7 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
   std::optional<ManifestLock> lock;
   if (!opt.dry_run) lock.emplace(lock_manifest(session, s));
   // Read only once the lock is held: a submit that waited sees what the other one submitted.
-  const SubmitPlan plan = choose_runs_to_submit(session, s, opt, session.manifest.runs());
+  const SubmitPlan plan = choose_runs_to_submit(session, s, opt, load_records(session));
   if (!opt.dry_run && !plan.todo.empty()) copy_campaign(session);
   int submitted = 0;
   for (const auto& group : group_submissions(plan.todo, opt.array)) {
@@ -337,7 +338,7 @@ int submit(const SweepSettings& s, const SubmitSettings& opt) {
 
 int status(const SweepSettings& s, bool json) {
   const Session session = open_session(s, Scope::kRecorded);
-  const auto records = session.manifest.runs();
+  const auto records = load_records(session);
   std::map<std::string, JobState> jobs;
   if (!s.local) jobs = query_submitted(records);
   const bool busy = locked_elsewhere(session.manifest.path());
@@ -387,7 +388,7 @@ int wait(const SweepSettings& s, const WaitSettings& w) {
   const Session session = open_session(s, Scope::kRecorded);
   const auto start = Clock::now();
   const int total = static_cast<int>(session.runs.size()) -
-                    tally(session.manifest.runs(), session.runs)[State::kNone];
+                    tally(load_records(session), session.runs)[State::kNone];
   if (total > 0 && session.local_runs.size() == session.runs.size()) {
     print(s, fmt::format("{}: nothing was submitted to Slurm; its runs ran locally (see status)",
                          session.campaign.name));
@@ -398,7 +399,7 @@ int wait(const SweepSettings& s, const WaitSettings& w) {
   }
   std::optional<Progress> progress;
   while (true) {
-    const auto records = session.manifest.runs();
+    const auto records = load_records(session);
     const auto jobs = query_submitted(records);
     int waiting = 0, running = 0;
     for (const auto& run : session.runs) {
@@ -459,7 +460,7 @@ int collect(const SweepSettings& s) {
   const Session session = open_session(s, Scope::kRecorded);
   const auto& c = session.campaign;
   const auto lock = lock_manifest(session, s);
-  auto records = session.manifest.runs();
+  auto records = load_records(session);
   const auto jobs = query_submitted(records);
   int collected = 0, failed = 0, waiting = 0;
   for (const auto& run : session.runs) {
@@ -496,7 +497,7 @@ int collect(const SweepSettings& s) {
       ++failed;
     }
   }
-  records = session.manifest.runs();
+  records = load_records(session);
   auto counts = tally(records, session.runs);
   int stale = 0;
   for (const auto& run : session.runs) {

@@ -11,13 +11,14 @@
 #include <iterator>
 
 #include "collbench/error.h"
+#include "collbench/files.h"
 
 namespace collbench::sweep {
 
 std::optional<std::string> read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  ReadFile read = read_regular_file(file, kSmallFileBytes);
+  if (!read) return std::nullopt;
+  return std::move(read.text);
 }
 
 std::filesystem::path temporary_beside(const std::filesystem::path& file) {

@@ -53,6 +53,12 @@ LocalPlan choose_local_runs(const Session& session, const Records& records, cons
       else
         ++plan.failed_skipped;
     } else {
+      const RunRecord* r = record_of(records, run.name);
+      if (r && r->found_on_disk) {
+        print(s, fmt::format("{}: its results are in {} (the manifest had lost them); not measured "
+                             "again (--redo measures it)",
+                             run.name, session.paths.collected(run.name).string()));
+      }
       ++plan.done;
     }
   }
@@ -227,11 +233,12 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
   const auto& c = session.campaign;
   check_collbench_exists(session.tools);
   if (!find_program(session.tools.mpirun)) {
-    throw_runtime("{} not found on PATH; install Open MPI (scripts/setup) or pass --mpirun PATH",
-                  session.tools.mpirun);
+    throw_runtime(
+        "{} not found on PATH; install Open MPI (scripts/setup demo) or pass --mpirun PATH",
+        session.tools.mpirun);
   }
   const auto lock = lock_manifest(session, s);
-  auto records = session.manifest.runs();
+  auto records = load_records(session);
   const LocalPlan plan = choose_local_runs(session, records, s, opt);
   if (!plan.todo.empty()) copy_campaign(session);
   const int cores = usable_cores();
@@ -247,7 +254,7 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
                         progress);
     }
   }
-  records = session.manifest.runs();
+  records = load_records(session);
   auto counts = tally(records, session.runs);
   std::string summary = fmt::format("{}: {} of {} runs done, {} failed; results in {}", c.name,
                                     done_count(session, records), session.runs.size(),

@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -14,6 +15,8 @@
 #include <thread>
 
 #include "collbench/error.h"
+#include "collbench/files.h"
+#include "collbench/text.h"
 
 namespace collbench::sweep {
 
@@ -49,7 +52,7 @@ std::optional<ManifestEvent> event_from_json(const nlohmann::json& j) {
 }  // namespace
 
 nlohmann::json manifest_schema_tag() {
-  return {{"name", "collbench-sweep-manifest"}, {"version", 1}};
+  return {{"name", "collbench-sweep-manifest"}, {"version", kManifestVersion}};
 }
 
 std::span<const std::string_view> enum_names(EventKind) {
@@ -103,38 +106,53 @@ ManifestLock Manifest::lock(double timeout_s, const std::function<void()>& on_wa
 
 std::vector<ManifestEvent> Manifest::events() const {
   std::vector<ManifestEvent> out;
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) return out;
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  const bool last_complete = [&] {
-    // getline drops the final newline: look at the file's last byte.
-    std::ifstream tail(path_, std::ios::binary | std::ios::ate);
-    const auto size = tail.tellg();
-    if (size <= 0) return true;
-    tail.seekg(-1, std::ios::end);
-    return tail.get() == '\n';
-  }();
+  if (file_kind(path_) == FileKind::kMissing) return out;
+  // A manifest is a campaign's bookkeeping: a FIFO or a device in its place would block the
+  // sweep or feed it without end.
+  const ReadFile file = read_regular_file(path_, kManifestBytes);
+  if (!file) {
+    throw_usage("{}: {}; the manifest must be the file collbench-sweep wrote: move it aside",
+                path_.string(), file.why(kManifestBytes));
+  }
+  const std::vector<std::string> lines = split(file.text, '\n');
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
+    if (trim(lines[i]).empty()) continue;
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(lines[i]);
-    } catch (const nlohmann::json::exception&) {
-      // A crash mid-append leaves a cut last line; the event it held did not happen.
-      if (i + 1 == lines.size() && !last_complete) break;
-      throw_runtime(
-          "{}:{}: not a JSON line; the manifest was edited or damaged: fix or delete "
-          "that line",
+    } catch (const nlohmann::json::parse_error& e) {
+      // A crash mid-append leaves an event cut short: the start of a JSON object that ends
+      // before it closes. The event it held did not happen; the next append starts on a fresh
+      // line (append), so such a line may stand anywhere in the file.
+      if (lines[i].front() == '{' && e.byte >= lines[i].size()) continue;
+      throw_usage(
+          "{}:{}: not a JSON line; the manifest was edited or damaged: fix or delete that line "
+          "(the results files stay the truth: finished runs are not measured again)",
           path_.string(), i + 1);
+    }
+    // A manifest a newer collbench-sweep wrote may mean what this one cannot tell.
+    if (j.is_object() && j.contains("schema") && j["schema"].is_object()) {
+      const auto& version = j["schema"]["version"];
+      if (version.is_number_integer() && version.get<long long>() > kManifestVersion) {
+        throw_usage(
+            "{}:{}: manifest schema version {}, newer than this collbench-sweep reads ({}); use "
+            "the collbench-sweep that wrote it, or a newer one",
+            path_.string(), i + 1, version.get<long long>(), kManifestVersion);
+      }
     }
     try {
       if (auto event = event_from_json(j)) out.push_back(std::move(*event));
     } catch (const RecordError& e) {
-      throw_runtime("{}:{}: {}; the manifest was edited or damaged: fix or delete that line",
-                    path_.string(), i + 1, e.what());
+      throw_usage("{}:{}: {}; the manifest was edited or damaged: fix or delete that line",
+                  path_.string(), i + 1, e.what());
     }
   }
+  // Events are folded in the order they happened, which is their time, not their place in the
+  // file: a manifest whose lines were reordered (sorted, reversed) must not turn a finished run
+  // into an interrupted one. Times are UTC with milliseconds in one format, so they sort as
+  // text; within one millisecond the file's order stands.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ManifestEvent& a, const ManifestEvent& b) { return a.time < b.time; });
   return out;
 }
 
@@ -183,14 +201,20 @@ void Manifest::append(ManifestEvent event) const {
   nlohmann::json j = json_value(event);
   j["schema"] = manifest_schema_tag();
   const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw_runtime("cannot open manifest {}: {}", path_.string(), std::strerror(errno));
+  // A last line cut by a crash ends without a newline: the event starts on a fresh line, so the
+  // cut line stays one line that reading skips instead of corrupting this one too.
+  std::string text;
+  char last = '\n';
+  if (::lseek(fd, -1, SEEK_END) >= 0 && ::read(fd, &last, 1) == 1 && last != '\n') text = "\n";
+  text += line;
   // One write per event: O_APPEND makes it land whole at the end even with other writers.
-  const ssize_t n = ::write(fd, line.data(), line.size());
+  const ssize_t n = ::write(fd, text.data(), text.size());
   const int write_errno = errno;
   ::fsync(fd);
   ::close(fd);
-  if (n != static_cast<ssize_t>(line.size())) {
+  if (n != static_cast<ssize_t>(text.size())) {
     throw_runtime("cannot append to manifest {}: {}", path_.string(), std::strerror(write_errno));
   }
 }

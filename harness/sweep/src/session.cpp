@@ -1,11 +1,15 @@
 #include "session.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <optional>
 
 #include "collbench/error.h"
+#include "collbench/sweep/collect.h"
 #include "collbench/sweep/outputs.h"
 #include "collbench/sweep/process.h"
 #include "files.h"
@@ -92,6 +96,54 @@ Session open_session(const SweepSettings& s, Scope scope) {
     }
   }
   return session;
+}
+
+namespace {
+
+// Seconds since the epoch of a manifest time ("2026-12-01T22:04:05.123Z"); nullopt if not one.
+std::optional<double> epoch_seconds(const std::string& time) {
+  std::tm tm{};
+  int ms = 0;
+  if (std::sscanf(time.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon,
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(::timegm(&tm)) + ms / 1000.0;
+}
+
+// Whether `file` was last written after `time` (a manifest event's).
+bool written_after(const fs::path& file, const std::string& time) {
+  struct stat st {};
+  const auto at = epoch_seconds(time);
+  if (!at || ::stat(file.c_str(), &st) != 0) return false;
+  return static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9 >= *at;
+}
+
+}  // namespace
+
+Records load_records(const Session& session) {
+  Records records = session.manifest.runs();
+  for (const auto& run : session.runs) {
+    const auto it = records.find(run.name);
+    const bool unrecorded = it == records.end() || it->second.state == RunRecord::State::kNone;
+    const fs::path file = session.paths.collected(run.name);
+    // Started or submitted, and its results file written since: collecting wrote the file and
+    // the manifest lost the event that followed (a crash, a cut last line).
+    const bool event_lost = !unrecorded &&
+                            (it->second.state == RunRecord::State::kStarted ||
+                             it->second.state == RunRecord::State::kSubmitted) &&
+                            written_after(file, it->second.last.time);
+    if (!unrecorded && !event_lost) continue;
+    if (!holds_collected_results(file, session.campaign.name, run.name)) continue;
+    RunRecord& r = records[run.name];
+    r.state = RunRecord::State::kCollected;
+    r.where = where_of(session, run);
+    r.found_on_disk = true;
+    r.launch.reset();
+  }
+  return records;
 }
 
 Where where_of(const Session& session, const RunSpec& run) {

@@ -55,6 +55,13 @@ struct Standing {
   bool stale() const { return !changed.empty() || lost; }
 };
 
+/// The runs' records: the manifest's, with the results files on disk as the truth where the
+/// manifest has lost it. A run the manifest does not know, or knows only as submitted or started
+/// before its results file was written, is collected when that file holds its complete results
+/// (holds_collected_results): a deleted, emptied or cut manifest must not send finished runs to
+/// be measured again and their results overwritten.
+Records load_records(const Session& session);
+
 Standing standing_of(const Session& session, const Records& records, const RunSpec& run);
 
 /// How many of the session's runs are done (Standing::done).

@@ -25,15 +25,24 @@ inline std::span<const std::string_view> enum_names(ExitCode) {
   return kNames;
 }
 
+/// Who throws an error: the rank that found it, or every rank of the job at once (a failure the
+/// ranks agreed on through the bootstrap). A job whose every rank is ending can end cleanly,
+/// each rank returning the code; one that cannot agree must be aborted (MPI_Abort).
+enum class Reach { kThisRank, kEveryRank };
+
 /// An error with the exit code it should end the process with. The message is one line meant
 /// for the user: it names the bad input and the fix.
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, std::string message) : std::runtime_error(std::move(message)), code_(code) {}
+  Error(ExitCode code, std::string message, Reach reach = Reach::kThisRank)
+      : std::runtime_error(std::move(message)), code_(code), reach_(reach) {}
   ExitCode code() const { return code_; }
+  /// Thrown by every rank of the job together.
+  bool every_rank() const { return reach_ == Reach::kEveryRank; }
 
  private:
   ExitCode code_;
+  Reach reach_;
 };
 
 /// Throws an Error with ExitCode::kUsage.

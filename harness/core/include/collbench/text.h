@@ -1,6 +1,8 @@
 // Splitting and trimming text, written once for every tool (joining is fmt::join).
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,17 @@ std::vector<std::string> split(std::string_view text, char separator);
 
 /// The non-empty parts: "a,,b," -> {"a", "b"}, "" -> {}.
 std::vector<std::string> split_nonempty(std::string_view text, char separator);
+
+/// In a list that names something ("float,,int8", "all_reduce,"), the position (1-based) of the
+/// first item that is empty or white space: a list a person typed with a stray separator, which
+/// the tools refuse rather than guess at. nullopt when every item has text, and for a list with
+/// no text at all ("", ","), which names nothing and is refused as such.
+std::optional<std::size_t> first_empty_item(std::string_view text, char separator);
+
+/// Replaces every byte of `text` that is not part of well-formed UTF-8 with the four characters
+/// `\xNN`, so that text read from a machine (a file, the environment, a library's answer) can be
+/// shown and written as JSON whatever it holds. Returns whether anything was replaced.
+bool escape_invalid_utf8(std::string& text);
 
 /// `text` without leading and trailing white space.
 std::string_view trim(std::string_view text);

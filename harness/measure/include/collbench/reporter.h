@@ -109,9 +109,13 @@ struct ConsoleOptions {
 /// read nccl-tests columns by position still work, and nccl-tests' footer lines.
 std::unique_ptr<Reporter> make_console_reporter(std::FILE* out, const ConsoleOptions& options = {});
 
-/// JSON Lines: the context line, then one line per row, appended and flushed per line.
-/// Throws Error(kUsage) when the file cannot be opened for appending.
-std::unique_ptr<Reporter> make_jsonl_reporter(const std::string& path);
+/// JSON Lines: the context line, then one line per row, appended and flushed per line. A
+/// regular file (or a new one) is appended to; a FIFO is opened for writing only once a reader
+/// has opened it, waiting at most `reader_wait_s` seconds (0: as long as it takes), so that no
+/// row goes into a pipe nobody reads; a character device (a terminal, /dev/null) is written to.
+/// Throws Error(kUsage) for a path that cannot be opened or is another kind of file (a
+/// directory, a socket), Error(kRuntime) when no reader came.
+std::unique_ptr<Reporter> make_jsonl_reporter(const std::string& path, double reader_wait_s = 0);
 
 struct Options;
 

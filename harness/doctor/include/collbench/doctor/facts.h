@@ -211,6 +211,9 @@ struct HostFacts {
   std::map<std::string, std::string> nccl_conf;
   std::vector<std::string> nccl_conf_files;  ///< the files read, in the order NCCL reads them
   std::vector<RankFact> ranks;               ///< the doctor's ranks on this host
+  /// Where the host's text was not UTF-8 ("env.NCCL_DEBUG", "nccl_conf.NCCL_DEBUG"): kept as
+  /// escaped bytes (\xNN) and reported, since text from the machine is untrusted.
+  std::vector<std::string> not_utf8;
 
   static constexpr auto fields() {
     using H = HostFacts;
@@ -228,7 +231,8 @@ struct HostFacts {
                       Field{"env", &H::env},
                       Field{"nccl_conf", &H::nccl_conf},
                       Field{"nccl_conf_files", &H::nccl_conf_files},
-                      Field{"ranks", &H::ranks}};
+                      Field{"ranks", &H::ranks},
+                      Field{"not_utf8", &H::not_utf8, Presence::kOmittedWhenEmpty}};
   }
 
   /// The library fact named `name`, or nullptr.

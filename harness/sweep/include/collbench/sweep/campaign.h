@@ -36,7 +36,11 @@ struct SourceMark {
   std::string file;
   int line = 0;
   int column = 0;
-  /// "file:line:column" (or just "file" when the position is unknown).
+  /// Where the value really is when it came through a YAML alias (*name): the anchor (&name),
+  /// written before the place that uses it; 0 when it did not.
+  int anchor_line = 0, anchor_column = 0;
+  /// "file:line:column" (or just "file" when the position is unknown), and the anchor's
+  /// position when there is one.
   std::string str() const;
 };
 

@@ -52,6 +52,13 @@ struct ResultsSummary {
 /// Reads a JSONL results file (nullopt when it does not exist).
 std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jsonl);
 
+/// Whether `file` holds the complete, labelled results of run `run` of campaign `campaign`, as
+/// collecting writes them: every line a record, a context and at least one result row, each
+/// labelled with that campaign and run. Such a file is the truth about the run, whatever the
+/// manifest says (it may have been deleted, emptied or cut short by a crash).
+bool holds_collected_results(const std::filesystem::path& file, const std::string& campaign,
+                             const std::string& run);
+
 /// Why a run with this non-zero exit status failed: wrong results when the results hold
 /// mismatches (collbench's exit status 1), a non-zero exit otherwise (an exit status 1 without
 /// mismatches comes from the launcher, not from verification).

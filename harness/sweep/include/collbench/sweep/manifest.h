@@ -24,6 +24,13 @@
 
 namespace collbench::sweep {
 
+/// The version of the manifest's records this collbench-sweep writes and reads; a manifest with
+/// a newer one is refused rather than misread.
+inline constexpr int kManifestVersion = 1;
+
+/// The most a manifest may hold: tens of thousands of events are a few MB.
+inline constexpr std::uint64_t kManifestBytes = std::uint64_t{256} << 20;
+
 /// The manifest records' schema tag ({"name": "collbench-sweep-manifest", "version": 1}), so that
 /// readers of results/**/*.jsonl can tell them from result records.
 nlohmann::json manifest_schema_tag();
@@ -123,6 +130,9 @@ struct RunRecord {
   std::optional<LaunchId> launch;  ///< its latest local launch
   std::string raw_jsonl;           ///< where its latest submission or start writes its results
   ManifestEvent last;              ///< the latest event
+  /// Collected according to its results file, which the manifest did not record (it was
+  /// deleted, emptied, or cut short before the collected event): see load_records.
+  bool found_on_disk = false;
 };
 
 /// "unsubmitted", "submitted", "started", "collected", "failed".
