@@ -551,10 +551,12 @@ class NcclBackend final : public Backend {
       }
       const std::lock_guard lock(mutex);
       process_capture = capture;
+      // The first rank holds the capture; the weak pointer alone would let it go at once.
+      capture_ = std::move(capture);
     }
     if (shared) bootstrap_.barrier();
     const std::lock_guard lock(mutex);
-    capture_ = process_capture.lock();
+    if (!capture_) capture_ = process_capture.lock();
   }
 
   /// The user's environment again (the run context records the launch environment), once
