@@ -542,17 +542,20 @@ class NcclBackend final : public Backend {
     static std::weak_ptr<nccl::DebugCapture> process_capture;
     if (shared) bootstrap_.barrier();
     if (process_index() == 0) {
-      auto capture = std::make_shared<nccl::DebugCapture>(
-          bootstrap_.hostname(), stdout, algorithms_.source == nccl::AlgorithmSource::kTuningLog);
+      const std::lock_guard lock(mutex);
+      // NCCL opens its log file once per process: a backend that starts while another still
+      // holds the capture (a --split group's, beside the whole job's) shares it.
+      capture_ = process_capture.lock();
+      if (!capture_) {
+        capture_ = std::make_shared<nccl::DebugCapture>(
+            bootstrap_.hostname(), stdout, algorithms_.source == nccl::AlgorithmSource::kTuningLog);
+        process_capture = capture_;
+      }
       if (algorithms_.source == nccl::AlgorithmSource::kProfiler) {
         nccl::ProfilerRecorder::instance().set_recording(true);
         profiler_before_ = env("NCCL_PROFILER_PLUGIN");
         setenv("NCCL_PROFILER_PLUGIN", "STATIC_PLUGIN", 1);
       }
-      const std::lock_guard lock(mutex);
-      process_capture = capture;
-      // The first rank holds the capture; the weak pointer alone would let it go at once.
-      capture_ = std::move(capture);
     }
     if (shared) bootstrap_.barrier();
     const std::lock_guard lock(mutex);
