@@ -286,6 +286,22 @@ TEST(RasReport, JsonNamesEveryRank) {
   EXPECT_EQ(m.groups[1].ranks[0].gpu, 1);
 }
 
+// NCCL 2.28.7-2.28.9 leave out the comma after a missing rank's "nvml_dev" (their report is not
+// JSON then); the report must read the same as with it.
+TEST(RasReport, MissingRankWithoutNccl228sComma) {
+  std::string text = read_fixture("ras_report_json_missing.json");
+  const std::string valid =
+      "\"nvml_dev\": 0,\n          \"status\": {\n            \"unresponsive\"";
+  const auto at = text.find(valid);
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at + std::string("\"nvml_dev\": 0").size(), 1);
+  const RasReport r = report(text);
+  ASSERT_EQ(r.communicators.size(), 1u);
+  ASSERT_EQ(r.communicators[0].missing.size(), 1u);
+  EXPECT_EQ(r.communicators[0].missing[0].rank, 2);
+  EXPECT_EQ(r.communicators[0].missing[0].pid, 51870);
+}
+
 TEST(RasReport, TextNamesTheOutliers) {
   const RasCommunicator c = only_communicator("ras_session_text_2.26.txt", "fa93daea854b060b", 32);
   ASSERT_EQ(c.mismatches.size(), 1u);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "collbench/text.h"
 #include "nccl_text.h"
@@ -107,8 +108,17 @@ RasCommunicator json_communicator(const json& c) {
   return out;
 }
 
+/// NCCL 2.28.7 to 2.28.9 write each missing rank's "nvml_dev" line without the comma that must
+/// follow it (jsonWriteMissingRank; NCCL 2.29 adds it), so their report is not JSON whenever a
+/// rank is missing, which is when it matters most. Puts the comma back.
+std::string with_missing_rank_commas(std::string_view text) {
+  static const std::regex missing_comma(R"(("nvml_dev": -?[0-9]+)(\s*\n\s*"status"))");
+  return std::regex_replace(std::string(text), missing_comma, "$1,$2");
+}
+
 std::optional<RasReport> parse_json_report(std::string_view text, std::string* error) {
-  const json j = json::parse(text.begin(), text.end(), nullptr, false);
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded()) j = json::parse(with_missing_rank_commas(text), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("communicators")) {
     if (error) *error = "NCCL RAS sent JSON that is not its status report";
     return std::nullopt;
