@@ -331,14 +331,13 @@ class NcclBackend final : public Backend {
       for (auto& snapshot : snapshots) {
         if (&snapshot != &snapshots[0]) std::this_thread::sleep_for(std::chrono::seconds(1));
         const nccl::RasExchange exchange = nccl::query_ras(query);
-        if (!exchange.ok()) return fmt::format("NCCL RAS: {}", exchange.error);
+        // The client's errors and lagging_ranks' line name NCCL RAS themselves.
+        if (!exchange.ok()) return exchange.error;
         std::string error;
         snapshot = nccl::parse_ras_report(exchange.report, &error);
         if (!snapshot) return fmt::format("NCCL RAS: its report could not be read: {}", error);
       }
-      const auto lagging = nccl::lagging_ranks(*snapshots[0], *snapshots[1]);
-      if (!lagging) return std::nullopt;
-      return fmt::format("NCCL RAS: {}", *lagging);
+      return nccl::lagging_ranks(*snapshots[0], *snapshots[1]);
     } catch (...) {
       return std::nullopt;
     }
