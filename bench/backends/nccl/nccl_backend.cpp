@@ -122,9 +122,9 @@ void agree(Bootstrap& bootstrap, const std::optional<Error>& mine) {
   for (std::size_t r = 0; r < all.size(); ++r) {
     if (!all[r]) continue;
     std::string text = all[r]->message;
-    // Each rank prints its own error line (usage errors: rank 0 only): name the rank it is about.
+    // Rank 0 prints the error line: name the rank it is about.
     if (static_cast<int>(r) != bootstrap.rank()) text = fmt::format("rank {}: {}", r, text);
-    throw Error(all[r]->code, text);
+    throw Error(all[r]->code, text, Reach::kEveryRank);
   }
 }
 
