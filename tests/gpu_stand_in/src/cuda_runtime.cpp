@@ -235,8 +235,8 @@ struct PendingReads {
   }
   void remove(const void* p, std::size_t n) {
     const std::lock_guard lock(mutex);
-    const auto it = ranges.find(
-        {reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p) + n});
+    const auto it =
+        ranges.find({reinterpret_cast<std::uintptr_t>(p), reinterpret_cast<std::uintptr_t>(p) + n});
     if (it != ranges.end()) ranges.erase(it);
   }
   bool overlaps(const void* p, std::size_t n) {
