@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collbench/bootstrap.h"
 #include "collbench/host_device.h"
 #include "collbench/runner.h"
 #include "collectives/collectives.h"
@@ -46,28 +47,6 @@ class NullBackend final : public Backend {
   std::size_t last_ = 0;
 };
 
-/// A bootstrap of one rank: -z 1's barriers between operations return at once.
-class OneRank final : public Bootstrap {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  int local_rank() const override { return 0; }
-  int local_size() const override { return 1; }
-  int node_count() const override { return 1; }
-  std::string hostname() const override { return "count"; }
-  std::string runtime_version() const override { return "none"; }
-  void barrier() override {}
-  void broadcast(std::string&, int) override {}
-  std::vector<std::string> allgather(const std::string& bytes) override { return {bytes}; }
-  std::vector<std::string> gather(const std::string& bytes, int) override { return {bytes}; }
-  double allreduce(double value, ScalarOp) override { return value; }
-  std::unique_ptr<Bootstrap> split(int, int) override { return std::make_unique<OneRank>(); }
-  [[noreturn]] void abort(int code, const std::string& why) override {
-    std::fprintf(stderr, "collbench-loop-count: %s\n", why.c_str());
-    std::exit(code);
-  }
-};
-
 }  // namespace
 }  // namespace collbench
 
@@ -80,7 +59,8 @@ int main(int argc, char** argv) {
   const bool blocking = std::strcmp(argv[1], "blocking") == 0;
   const int operations = std::atoi(argv[2]);
   NullBackend backend;
-  OneRank bootstrap;
+  // One rank: -z 1's barriers between operations return at once.
+  const auto bootstrap = make_single_process_bootstrap();
   constexpr std::size_t kBytes = 8;
   DeviceBuffer send(backend.device(), kBytes), recv(backend.device(), kBytes);
   IterationPlan plan;
@@ -90,7 +70,7 @@ int main(int argc, char** argv) {
   plan.recv = recv.at(0);
   const auto timer = backend.device().make_timer(2 * static_cast<std::size_t>(operations) + 2);
   if (blocking) {
-    run_blocking(plan, backend, bootstrap, *timer, 1, operations, nullptr);
+    run_blocking(plan, backend, *bootstrap, *timer, 1, operations, nullptr);
   } else {
     run_iterations(plan, backend, 0, operations, nullptr, 0, nullptr);
   }
