@@ -11,6 +11,7 @@
 #include <set>
 
 #include "collbench/doctor/env_rules.h"
+#include "collbench/text.h"
 
 namespace collbench::doctor {
 
@@ -38,10 +39,6 @@ constexpr std::string_view kSlowestHost =
     "same";
 constexpr std::string_view kDrift =
     "the hosts are set up differently; the job runs, but results may differ between nodes";
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  return fmt::format("{}", fmt::join(parts, separator));
-}
 
 std::optional<Reading> plain(std::string value) { return Reading{std::move(value), ""}; }
 

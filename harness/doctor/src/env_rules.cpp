@@ -93,10 +93,6 @@ std::vector<std::string> settings_with_prefix(const HostFacts& h, std::string_vi
   return {names.begin(), names.end()};
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  return fmt::format("{}", fmt::join(parts, separator));
-}
-
 /// "A=1 (environment), B=2 (from /etc/nccl.conf)" for the settings of `names` that are set.
 std::string describe_settings(const HostFacts& h, const std::vector<std::string>& names) {
   std::vector<std::string> parts;

@@ -1,4 +1,4 @@
-// Splitting and trimming text, written once for every tool (joining is fmt::join).
+// Splitting, joining and trimming text, written once for every tool.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +21,9 @@ std::vector<std::string> split_nonempty(std::string_view text, char separator);
 /// the tools refuse rather than guess at. nullopt when every item has text, and for a list with
 /// no text at all ("", ","), which names nothing and is refused as such.
 std::optional<std::size_t> first_empty_item(std::string_view text, char separator);
+
+/// `parts` with `separator` between them: {"a", "b"}, ", " -> "a, b".
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
 /// Replaces every byte of `text` that is not part of well-formed UTF-8 with the four characters
 /// `\xNN`, so that text read from a machine (a file, the environment, a library's answer) can be
