@@ -23,7 +23,8 @@ PointAlgorithm from_row(const RowAlgorithm& a) {
   return p;
 }
 
-// NCCL_ALGO spelling: case and "_" do not matter (NVLS_TREE and NVLSTree are one algorithm).
+}  // namespace
+
 std::string algorithm_key(std::string_view a) {
   std::string k;
   for (char ch : a) {
@@ -31,8 +32,6 @@ std::string algorithm_key(std::string_view a) {
   }
   return k;
 }
-
-}  // namespace
 
 std::string PointAlgorithm::name() const {
   if (path == "symmetric") return "sym:" + algorithm;

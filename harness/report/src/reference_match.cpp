@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "collbench/report/algorithm.h"
 #include "collbench/report/reference.h"
 #include "collbench/sizes.h"
 
@@ -29,12 +30,6 @@ std::vector<std::string> words_of(std::string_view text) {
   }
   if (!word.empty()) words.push_back(std::move(word));
   return words;
-}
-
-std::string upper(std::string_view text) {
-  std::string s(text);
-  for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return s;
 }
 
 // An instance type as clouds name them: "p5.48xlarge", "g5.48xlarge", "ND96isr_H100_v5" has no
@@ -94,16 +89,6 @@ const Point* point_at(const Series& s, std::uint64_t bytes) {
     if (p.bytes == bytes) return &p;
   }
   return nullptr;
-}
-
-// Algorithm names compared as NCCL reads NCCL_ALGO: case-insensitively, "_" ignored
-// (NVLS_TREE and NVLSTree are one algorithm).
-std::string algorithm_key(std::string_view a) {
-  std::string k;
-  for (char ch : upper(a)) {
-    if (ch != '_') k += ch;
-  }
-  return k;
 }
 
 // The algorithm a point ran, as a reference names one: "TREE", "NVLS"; a symmetric kernel or

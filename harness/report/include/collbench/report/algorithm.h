@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collbench/result.h"
@@ -37,6 +38,10 @@ struct PointAlgorithm {
 
 /// The algorithm of rows merged into one point; nullopt when none of them records one.
 std::optional<PointAlgorithm> merge_algorithms(const std::vector<const ReadRow*>& rows);
+
+/// An algorithm's name as NCCL reads NCCL_ALGO: case and "_" do not matter (NVLS_TREE and
+/// NVLSTree are one algorithm), so equal keys are one algorithm.
+std::string algorithm_key(std::string_view a);
 
 /// A size where a series' algorithm changes: points[point] is the first point of the new one.
 struct AlgorithmSwitch {
