@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "findings.h"
 #include "rules_fixtures.h"
 
 namespace collbench::doctor {
@@ -18,12 +19,7 @@ std::vector<HostFacts> nodes(int n) {
   return hosts;
 }
 
-const Finding* find(const std::vector<Finding>& findings, const std::string& check) {
-  for (const auto& f : findings) {
-    if (f.check == check) return &f;
-  }
-  return nullptr;
-}
+using testing::find;
 
 std::string checks(const std::vector<Finding>& findings) {
   std::string out;

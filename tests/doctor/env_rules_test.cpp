@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "findings.h"
 #include "rules_fixtures.h"
 
 namespace collbench::doctor {
@@ -234,12 +235,7 @@ const std::vector<Case>& cases() {
   return all;
 }
 
-const Finding* find(const std::vector<Finding>& findings, const std::string& check) {
-  for (const auto& f : findings) {
-    if (f.check == check) return &f;
-  }
-  return nullptr;
-}
+using testing::find;
 
 TEST(EnvRules, EveryCaseFiresOrStaysQuietAsPromised) {
   for (const auto& c : cases()) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "collbench/doctor/system_facts.h"
+#include "findings.h"
 #include "fixture_tree.h"
 
 namespace collbench::doctor {
@@ -19,10 +20,7 @@ std::vector<Finding> findings_of(std::string_view host, std::string_view options
   return hardware_findings(read_system_facts(testing::paths(tree.root())));
 }
 
-const Finding* find(const std::vector<Finding>& findings, std::string_view check) {
-  const auto it = std::ranges::find(findings, check, &Finding::check);
-  return it == findings.end() ? nullptr : &*it;
-}
+using testing::find;
 
 std::string failures(const std::vector<Finding>& findings) {
   std::string text;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "findings.h"
+
 namespace collbench::doctor {
 namespace {
 
@@ -31,11 +33,7 @@ HostFacts efa_host(int efa_devices) {
   return host;
 }
 
-const Finding* find(const std::vector<Finding>& findings, const std::string& check) {
-  const auto it = std::find_if(findings.begin(), findings.end(),
-                               [&](const Finding& f) { return f.check == check; });
-  return it == findings.end() ? nullptr : &*it;
-}
+using testing::find;
 
 bool any_failure(const std::vector<Finding>& findings) {
   return std::any_of(findings.begin(), findings.end(),

@@ -13,7 +13,7 @@
 namespace collbench::nccl {
 namespace {
 
-EffectiveSettings fixture(const std::string& name) {
+EffectiveSettings settings_fixture(const std::string& name) {
   std::ifstream in(std::string(COLLBENCH_SOURCE_DIR) + "/tests/gpu/fixtures/" + name);
   EXPECT_TRUE(in.good()) << name;
   return parse_settings(std::string(std::istreambuf_iterator<char>(in), {}));
@@ -26,7 +26,7 @@ std::vector<std::string> names(const EffectiveSettings& s) {
 }
 
 TEST(Settings, AwsPluginSetsNcclVariables) {
-  const EffectiveSettings s = fixture("efa_ofi_plugin_settings_p4de.log");
+  const EffectiveSettings s = settings_fixture("efa_ofi_plugin_settings_p4de.log");
   EXPECT_EQ(names(s), (std::vector<std::string>{"FI_EFA_FORK_SAFE", "NCCL_BUFFSIZE",
                                                 "NCCL_P2P_NET_CHUNKSIZE", "NCCL_PROTO"}));
   const Setting* proto = s.find("NCCL_PROTO");
@@ -41,7 +41,7 @@ TEST(Settings, AwsPluginSetsNcclVariables) {
 }
 
 TEST(Settings, DifferencesFromTheLaunchEnvironment) {
-  const EffectiveSettings s = fixture("efa_ofi_plugin_settings_p4de.log");
+  const EffectiveSettings s = settings_fixture("efa_ofi_plugin_settings_p4de.log");
   EXPECT_EQ(setting_differences(s.settings(), {}),
             (std::vector<std::string>{
                 "FI_EFA_FORK_SAFE: plugin set 1; launch environment had it unset",
@@ -59,7 +59,7 @@ TEST(Settings, DifferencesFromTheLaunchEnvironment) {
 }
 
 TEST(Settings, OlderPluginAndNcclLines) {
-  const EffectiveSettings s = fixture("env_settings_legacy.log");
+  const EffectiveSettings s = settings_fixture("env_settings_legacy.log");
   const auto at = [&](const std::string& name) {
     const Setting* setting = s.find(name);
     EXPECT_NE(setting, nullptr) << name;
@@ -131,7 +131,7 @@ TEST(Settings, PluginParametersAndConfigOverrides) {
 }
 
 TEST(Settings, CrossesRanksAsARecord) {
-  const EffectiveSettings s = fixture("efa_ofi_plugin_settings_p4de.log");
+  const EffectiveSettings s = settings_fixture("efa_ofi_plugin_settings_p4de.log");
   const std::vector<Setting> back =
       wire::decode<std::vector<Setting>>(wire::encode(s.settings()), "settings");
   EXPECT_EQ(back, s.settings());

@@ -11,7 +11,7 @@
 namespace collbench::nccl {
 namespace {
 
-TuningLog fixture(const std::string& name) {
+TuningLog tuning_fixture(const std::string& name) {
   std::ifstream in(std::string(COLLBENCH_SOURCE_DIR) + "/tests/gpu/fixtures/" + name);
   EXPECT_TRUE(in.good()) << name;
   TuningLog log;
@@ -87,7 +87,7 @@ TEST(TuningLine, NcclIds) {
 }
 
 TEST(TuningLog, NumericLinesOfNccl221) {
-  const TuningLog log = fixture("tuning_numeric_2.21.log");
+  const TuningLog log = tuning_fixture("tuning_numeric_2.21.log");
   EXPECT_EQ(log.lines(), 7u);
   // No COLL lines: the choices are keyed by size alone, and any collective finds them.
   const auto small = log.find({"AllReduce", 8});
@@ -110,7 +110,7 @@ TEST(TuningLog, CollLinesNameTheNumericLines) {
 }
 
 TEST(TuningLog, NamedLinesOfNccl227) {
-  const TuningLog log = fixture("tuning_named_2.27.log");
+  const TuningLog log = tuning_fixture("tuning_named_2.27.log");
   // Two runs of the same job, the second with NCCL_ALGO=Ring: the same call, two choices.
   const auto tiny = log.find({"AllReduce", 4});
   ASSERT_TRUE(tiny.has_value());
@@ -132,7 +132,7 @@ TEST(TuningLog, NamedLinesOfNccl227) {
 }
 
 TEST(TuningLog, ClearForgets) {
-  TuningLog log = fixture("tuning_named_2.27.log");
+  TuningLog log = tuning_fixture("tuning_named_2.27.log");
   log.clear();
   EXPECT_TRUE(log.choices().empty());
   EXPECT_EQ(log.lines(), 0u);
@@ -154,14 +154,14 @@ TEST(TuningKey, RowsFindTheirLines) {
   EXPECT_FALSE(tuning_key("all_reduce", 4096, 1).has_value());
   EXPECT_FALSE(tuning_key("all_reduce", 0, 8).has_value());
 
-  const TuningLog log = fixture("tuning_named_2.27.log");
+  const TuningLog log = tuning_fixture("tuning_named_2.27.log");
   const auto key = tuning_key("all_gather", 8 << 20, 8);
   ASSERT_TRUE(key.has_value());
   EXPECT_EQ(log.find(*key)->describe(), "RING/LL128, 16 channels");
 }
 
 TEST(RowAlgorithm, ARowRecordsTheChoiceOfItsCalls) {
-  const TuningLog log = fixture("tuning_named_2.27.log");
+  const TuningLog log = tuning_fixture("tuning_named_2.27.log");
   // all_gather on 8 ranks at 8 MiB: each rank's 1 MiB block, as NCCL logs it.
   const auto gather = row_algorithm(log, "all_gather", 8 << 20, 8);
   ASSERT_TRUE(gather.has_value());

@@ -12,7 +12,8 @@
 #include "collbench/report/report.h"
 #include "report_test_util.h"
 
-namespace collbench::report {
+// A namespace of its own: the file compiles in one batch with the others (unity build).
+namespace collbench::report::algorithm_tests {
 namespace {
 
 namespace fs = std::filesystem;
@@ -291,4 +292,4 @@ TEST(ReportAlgorithm, NamesAndMerging) {
 }
 
 }  // namespace
-}  // namespace collbench::report
+}  // namespace collbench::report::algorithm_tests

@@ -9,7 +9,8 @@
 
 #include "collbench/error.h"
 
-namespace collbench::sweep {
+// A namespace of its own: the file compiles in one batch with the others (unity build).
+namespace collbench::sweep::cli_tests {
 namespace {
 
 CampaignRules rules() {
@@ -124,4 +125,4 @@ TEST(SweepCli, BadUsageIsOneLineWithExitCode2) {
 }
 
 }  // namespace
-}  // namespace collbench::sweep
+}  // namespace collbench::sweep::cli_tests

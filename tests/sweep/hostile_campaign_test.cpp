@@ -15,7 +15,8 @@
 #include "collbench/sweep/campaign.h"
 #include "collbench/sweep/slurm_time.h"
 
-namespace collbench::sweep {
+// A namespace of its own: the file compiles in one batch with the others (unity build).
+namespace collbench::sweep::hostile_campaign_tests {
 namespace {
 
 namespace fs = std::filesystem;
@@ -213,4 +214,4 @@ TEST_F(CampaignFiles, AGoodFileLoads) {
 }
 
 }  // namespace
-}  // namespace collbench::sweep
+}  // namespace collbench::sweep::hostile_campaign_tests

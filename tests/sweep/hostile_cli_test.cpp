@@ -9,7 +9,8 @@
 #include "collbench/error.h"
 #include "collbench/sweep/cli.h"
 
-namespace collbench::sweep {
+// A namespace of its own: the file compiles in one batch with the others (unity build).
+namespace collbench::sweep::hostile_cli_tests {
 namespace {
 
 // The message of a command line refused with exit code 2, checked to be one line.
@@ -84,4 +85,4 @@ TEST(HostileSweepCli, EmptyPathsAreRefusedNotTakenAsTheDefault) {
 }
 
 }  // namespace
-}  // namespace collbench::sweep
+}  // namespace collbench::sweep::hostile_cli_tests

@@ -16,7 +16,8 @@
 #include "collbench/error.h"
 #include "collbench/sweep/cli.h"
 
-namespace collbench::sweep {
+// A namespace of its own: the file compiles in one batch with the others (unity build).
+namespace collbench::sweep::hunt_tests {
 namespace {
 namespace fs = std::filesystem;
 
@@ -456,4 +457,4 @@ TEST_F(HuntFiles, SummaryFromFixtureFiles) {
 }
 
 }  // namespace
-}  // namespace collbench::sweep
+}  // namespace collbench::sweep::hunt_tests

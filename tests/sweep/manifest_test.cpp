@@ -2,6 +2,7 @@
 // a second process for real.
 #include "collbench/sweep/manifest.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -235,8 +236,7 @@ TEST(Manifest, ConcurrentAppendsStayWholeLines) {
   const auto events = m.events();
   EXPECT_EQ(events.size(), static_cast<std::size_t>(kProcesses * kEvents));
   const auto runs = m.runs();
-  for (int p = 0; p < kProcesses; ++p)
-    EXPECT_EQ(runs.at("r" + std::to_string(p)).attempts, kEvents);
+  for (int p = 0; p < kProcesses; ++p) EXPECT_EQ(runs.at(fmt::format("r{}", p)).attempts, kEvents);
   fs::remove_all(dir);
 }
 

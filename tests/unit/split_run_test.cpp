@@ -15,7 +15,8 @@
 #include "collectives/collectives.h"
 #include "thread_world.h"
 
-namespace collbench {
+// A namespace of its own: the file compiles in one batch with the others (unity build).
+namespace collbench::split_run_tests {
 namespace {
 
 using testing::ThreadWorld;
@@ -184,4 +185,4 @@ TEST(SplitRun, ImpossibleSplitIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::split_run_tests

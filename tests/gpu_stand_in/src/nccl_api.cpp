@@ -269,6 +269,9 @@ struct P2pCall {
   int peer = 0;
 };
 
+}  // namespace
+
+// Outside the anonymous namespace: ncclComm, which has external linkage, holds these.
 struct Peer {
   pid_t pid = 0;
   int fd = -1;
@@ -277,7 +280,6 @@ struct Peer {
   std::string host;
 };
 
-}  // namespace
 }  // namespace collbench::stand_in
 
 /// The communicator handle (ncclComm_t).
