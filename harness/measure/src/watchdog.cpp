@@ -62,6 +62,11 @@ std::vector<std::string> local_addresses() {
   return outside;
 }
 
+}  // namespace
+
+// Outside the anonymous namespace: Watchdog::State, which has external linkage, holds these.
+namespace watchdog_detail {
+
 /// Where a rank's watchdog answers queries (exchanged once through the bootstrap).
 struct Endpoint {
   std::string host;
@@ -73,6 +78,12 @@ struct Endpoint {
                       Field{"addresses", &Endpoint::addresses}};
   }
 };
+
+}  // namespace watchdog_detail
+
+namespace {
+
+using watchdog_detail::Endpoint;
 
 /// A rank's answer to "what are you doing?": one JSON line on the side channel.
 struct RankState {

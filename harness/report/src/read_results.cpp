@@ -2,6 +2,7 @@
 // parallel and merged in input order, so the result is that of a sequential read. What can only
 // be judged once everything is read (duplicates, rows without a context) comes last.
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <filesystem>
 #include <iterator>
@@ -23,6 +24,7 @@ namespace {
 
 constexpr std::uint64_t kBytesPerRow = 600;  // a result line is 600-900 bytes
 constexpr std::size_t kMaxThreads = 4;
+constexpr std::size_t kGroupsPerThread = 4;
 
 // Appends `from` (read from later files) to `into`.
 void merge_into(ResultSet& into, ResultSet&& from) {
@@ -119,23 +121,30 @@ ResultSet read_results(const std::vector<std::string>& inputs) {
     sizes.push_back(ec ? 0 : size);
   }
   const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t groups = std::min({hw, kMaxThreads, files.size()});
-  if (groups <= 1) {
+  const std::size_t workers = std::min({hw, kMaxThreads, files.size()});
+  if (workers <= 1) {
     ResultSet set;
     read_range(files, sizes, 0, files.size(), set);
     finish(set);
     return set;
   }
+  // More groups than threads: merging moves one group's rows while it holds them twice, so
+  // small groups keep the peak near one copy of the rows (a campaign's rows are most of what the
+  // report holds).
+  const std::size_t groups = std::min(files.size(), workers * kGroupsPerThread);
   const auto ranges = split(sizes, groups);
   std::vector<ResultSet> parts(groups);
   std::vector<std::exception_ptr> errors(groups);
+  std::atomic<std::size_t> next{0};
   std::vector<std::thread> threads;
-  for (std::size_t g = 0; g < groups; ++g) {
-    threads.emplace_back([&, g] {
-      try {
-        read_range(files, sizes, ranges[g].first, ranges[g].second, parts[g]);
-      } catch (...) {
-        errors[g] = std::current_exception();
+  for (std::size_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      for (std::size_t g = next++; g < groups; g = next++) {
+        try {
+          read_range(files, sizes, ranges[g].first, ranges[g].second, parts[g]);
+        } catch (...) {
+          errors[g] = std::current_exception();
+        }
       }
     });
   }

@@ -329,5 +329,7 @@ template <typename T>
 class ValueReader<std::optional<T>> : public NullOrValueReader<std::optional<T>> {};
 template <typename T>
 class ValueReader<Nullable<T>> : public NullOrValueReader<Nullable<T>> {};
+template <typename T>
+class ValueReader<Boxed<T>> : public NullOrValueReader<Boxed<T>> {};
 
 }  // namespace collbench::report::detail

@@ -28,6 +28,7 @@
 #include <variant>
 #include <vector>
 
+#include "collbench/boxed.h"
 #include "collbench/name.h"
 #include "collbench/nullable.h"
 
@@ -124,6 +125,8 @@ template <typename T>
 struct is_optional<std::optional<T>> : std::true_type {};
 template <typename T>
 struct is_optional<Nullable<T>> : std::true_type {};
+template <typename T>
+struct is_optional<Boxed<T>> : std::true_type {};
 template <typename T>
 struct is_vector : std::false_type {};
 template <typename T>

@@ -174,12 +174,14 @@ struct ResultRow {
   Placement placement = Placement::kOutOfPlace;
   MeasureMode mode = MeasureMode::kBatch;
   RowStatus status = RowStatus::kOk;
+  // The three members below are Boxed (collbench/boxed.h): most rows have none of them, and
+  // the report holds every row of a campaign at once.
   /// --precision: the interval reached; `iterations` then counts every timed iteration.
-  std::optional<RowPrecision> precision;
+  Boxed<RowPrecision> precision;
   /// --split: the group this row measured (absent: the whole job).
-  std::optional<RowGroup> group;
+  Boxed<RowGroup> group;
   /// What the library ran (absent: it did not say, or the backend cannot tell).
-  std::optional<RowAlgorithm> algorithm;
+  Boxed<RowAlgorithm> algorithm;
 
   /// The headline values, 0 for rows that were not measured.
   double busbw() const { return busbw_gbps.value_or(0); }
