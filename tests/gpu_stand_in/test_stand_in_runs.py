@@ -122,7 +122,7 @@ class Matrix(Workdir):
     def run_matrix(self, np, env=None, **kwargs):
         # Four sizes, 8 B to 256 KiB: fewer elements than ranks, a few, and many per rank. What
         # the matrix covers is tests x dtypes x ops; more sizes between add run time, not cases.
-        args = ["all", "-b", "8", "-e", "1M", "-f", "32", "-c", "1", "-d", "all", "-o", "all", "-n", "2",
+        args = ["all", "-b", "8", "-e", "256K", "-f", "32", "-c", "1", "-d", "all", "-o", "all", "-n", "2",
                 "-w", "1", "-r", str(np - 1), "--backend", "nccl", "--timeout", "120", "--jsonl",
                 self.jsonl]
         p = run(np, args, env, timeout=800, **kwargs)

@@ -20,14 +20,12 @@ class Boxed {
   Boxed() = default;
   Boxed(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): as std::optional
   Boxed(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: as std::optional
-  Boxed(const std::optional<T>& value)  // NOLINT(google-explicit-constructor)
-      : value_(value ? std::make_unique<T>(*value) : nullptr) {}
-  Boxed(const Boxed& other) : value_(other.value_ ? std::make_unique<T>(*other.value_) : nullptr) {}
+  Boxed(const Boxed& other) : value_(copy_of(other.value_.get())) {}
   Boxed(Boxed&&) noexcept = default;
   ~Boxed() = default;
 
   Boxed& operator=(const Boxed& other) {
-    if (this != &other) value_ = other.value_ ? std::make_unique<T>(*other.value_) : nullptr;
+    if (this != &other) value_ = copy_of(other.value_.get());
     return *this;
   }
   Boxed& operator=(Boxed&&) noexcept = default;
@@ -40,11 +38,7 @@ class Boxed {
     return *this;
   }
   Boxed& operator=(const std::optional<T>& value) {
-    if (value) {
-      emplace(*value);
-    } else {
-      value_.reset();
-    }
+    value_ = copy_of(value ? &*value : nullptr);
     return *this;
   }
 
@@ -61,15 +55,16 @@ class Boxed {
   const T& operator*() const { return *value_; }
   T* operator->() { return value_.get(); }
   const T* operator->() const { return value_.get(); }
-  /// The value as a std::optional (a copy), for code that keeps one.
-  std::optional<T> optional() const { return value_ ? std::optional<T>(*value_) : std::nullopt; }
 
   friend bool operator==(const Boxed& a, const Boxed& b) {
     return a.has_value() == b.has_value() && (!a.has_value() || *a == *b);
   }
-  friend bool operator==(const Boxed& a, std::nullopt_t) { return !a.has_value(); }
 
  private:
+  static std::unique_ptr<T> copy_of(const T* value) {
+    return value ? std::make_unique<T>(*value) : nullptr;
+  }
+
   std::unique_ptr<T> value_;
 };
 
