@@ -277,6 +277,12 @@ class Template(Temp):
         bin_dir = os.path.join(self.dir, "bin")
         os.makedirs(bin_dir, exist_ok=True)
         started = os.path.join(self.dir, "launcher-started")
+        # One test runs the template several times: what an earlier run left must not say that
+        # this one's launcher started (a signal sent before the template's trap is in place
+        # would be lost) or give its exit status.
+        for stale in (started, os.path.join(self.dir, "job", "exit_status")):
+            if os.path.exists(stale):
+                os.remove(stale)
         # The stand-in says it started once its body's set-up is done ({ready} in the body),
         # so that a signal never arrives before its trap is in place.
         ready = f"touch {started}\n"
