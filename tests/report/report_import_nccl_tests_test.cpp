@@ -51,8 +51,9 @@ TEST(ImportNcclTestsText, NewLayoutEveryField) {
   EXPECT_TRUE(std::isnan(first.time_us->slowest));  // which aggregate (-a) is not printed
   EXPECT_TRUE(std::isnan(first.time_us->mean));
   EXPECT_TRUE(std::isnan(first.time_us->fastest));
-  EXPECT_DOUBLE_EQ(*first.algbw_gbps, 0.0);
-  EXPECT_DOUBLE_EQ(*first.busbw_gbps, 0.0);
+  // Printed as 0.00: size / time, and busbw 2(n-1)/n of that on 16 ranks.
+  EXPECT_DOUBLE_EQ(*first.algbw_gbps, 8 / 135.8e3);
+  EXPECT_DOUBLE_EQ(*first.busbw_gbps, 8 / 135.8e3 * 30 / 16);
   EXPECT_EQ(first.wrong, 0);
   EXPECT_EQ(first.status, RowStatus::kOk);
   EXPECT_EQ(first.nranks, 16);
@@ -84,11 +85,14 @@ TEST(ImportNcclTestsText, NewLayoutEveryField) {
   ASSERT_EQ(c.devices.size(), 1u);
   EXPECT_EQ(c.devices[0].first, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(c.devices[0].second, 16);
-  // One note, no "no context" warning and no problem.
-  EXPECT_EQ(set.count(Diagnostic::Kind::kImported), 1u);
+  // Two notes (what was read, what was computed), no "no context" warning and no problem.
+  EXPECT_EQ(set.count(Diagnostic::Kind::kImported), 2u);
   EXPECT_EQ(set.count(Diagnostic::Kind::kNoContext), 0u);
-  EXPECT_EQ(set.diagnostics.size(), 1u) << dump_diagnostics(set);
+  EXPECT_EQ(set.diagnostics.size(), 2u) << dump_diagnostics(set);
   EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "1 run(s), 62 result row(s)"));
+  // 8 B to 512 B print algbw 0.00 (7 sizes), twice each.
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "14 row(s) printed a bandwidth as 0.00"))
+      << dump_diagnostics(set);
 }
 
 TEST(ImportNcclTestsText, OldLayoutsAndSeveralRunsInOneLog) {
@@ -274,20 +278,115 @@ TEST(ImportNcclTestsText, ModesAndRunsWithoutRows) {
       << dump_diagnostics(set);
 }
 
-TEST(ImportNcclTestsText, UnnamedTestIsRefusedWithTheFix) {
-  std::string text = banner("all_reduce");
-  text.erase(text.find("# Collective"), text.find("# nThread") - text.find("# Collective"));
-  text +=
-      "           8             2     float     sum      -1    10.00    0.00    0.00      0    "
-      "10.00    0.00    0.00      0\n";
+TEST(ImportNcclTestsText, UnnamedTestTheRowsCannotTellIsRefusedWithTheFix) {
+  // One rank: busbw is 0 for all_reduce and reduce_scatter alike, and both reduce.
+  const std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    10.00  104.86    0.00      0    "
+      "10.00  104.86    0.00      0\n";
   const auto unnamed = read_results_texts({{"results.txt", text}});
   EXPECT_TRUE(unnamed.rows.empty());
-  EXPECT_TRUE(has(unnamed, Diagnostic::Kind::kBadRecord, "e.g. all_reduce_perf.log"))
+  EXPECT_TRUE(has(unnamed, Diagnostic::Kind::kBadRecord,
+                  "its rows fit all_reduce or reduce_scatter (size = 1 x count x type size, redop "
+                  "sum, root -1, in-place checked, busbw / algbw = 0.000); its 1 row(s) are "
+                  "skipped: name the file after the test, e.g. all_reduce_perf.log"))
       << dump_diagnostics(unnamed);
   // The file's name may say it.
-  const auto named = read_results_texts({{"all_reduce_perf-8gpu.txt", text}});
+  const auto named = read_results_texts({{"all_reduce_perf-1gpu.txt", text}});
   ASSERT_EQ(named.rows.size(), 2u);
   EXPECT_EQ(named.rows[0].test, "all_reduce");
+}
+
+// A table whose test nothing names: what its rows tell, the note and the label that say so.
+void expect_inferred(const ResultSet& set, std::string_view test, int nranks, std::size_t rows,
+                     const std::string& note) {
+  ASSERT_EQ(set.rows.size(), rows) << dump_diagnostics(set);
+  for (const auto& row : set.rows) {
+    EXPECT_EQ(row.test, test);
+    EXPECT_EQ(row.nranks, nranks);
+    ASSERT_NE(row.labels.find("inferred"), nullptr);
+  }
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, note)) << dump_diagnostics(set);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kBadRecord), 0u) << dump_diagnostics(set);
+}
+
+TEST(ImportNcclTestsText, PastedTablesTellTheirTestAndRanks) {
+  // busbw / algbw = 97.37 / 55.64 = 1.750 = 2(n-1)/n: 8 ranks; the first line is a header cut.
+  const auto ring = read_import("ring-table-issue252.txt");
+  expect_inferred(ring, "all_reduce", 8, 10u,
+                  "inferred from its rows as all_reduce on 8 rank(s) (size = 1 x count x type "
+                  "size, redop sum, root -1, in-place checked, busbw / algbw = 1.750)");
+  EXPECT_EQ(*ring.rows[0].labels.find("inferred"), "test+ranks");
+  // 72 ranks, as the one device line pasted (rank 71) says too; of the hosts it shows one.
+  const auto rack = read_import("nvl72-rack-pr43.txt");
+  expect_inferred(rack, "all_reduce", 72, 10u,
+                  "inferred from its rows as all_reduce on 72 rank(s), as its device lines say");
+  EXPECT_EQ(rack.rows[0].nodes, kNotStated);
+  EXPECT_TRUE(rack.contexts.at(rack.rows[0].run_id).context.hosts.empty());
+  EXPECT_EQ(*rack.rows[0].labels.find("inferred"), "test");
+  // The old layout (no root, "error"): at 1.08 GB/s two decimals allow 87 ranks or more.
+  const auto sharp = read_import("sharp-128gpu-issue176-head.txt");
+  expect_inferred(sharp, "all_reduce", kNotStated, 12u,
+                  "inferred from its rows as all_reduce (size = 1 x count x type size, redop sum, "
+                  "in-place checked, busbw / algbw = 1.991)");
+  EXPECT_EQ(*sharp.rows[0].labels.find("inferred"), "test");
+}
+
+TEST(ImportNcclTestsText, EveryTestIsToldByItsRows) {
+  // nccl-tests' own rows on 4 ranks, 1 MiB of floats, 100 us: what each test prints.
+  struct Case {
+    std::string_view test, count, redop, root, busbw, in_place_wrong;
+    int nranks;
+  };
+  const Case cases[] = {
+      {"all_reduce", "262144", "sum", "-1", "15.73", "0", 4},
+      {"all_gather", "65536", "none", "-1", "7.86", "0", 4},
+      {"reduce_scatter", "65536", "sum", "-1", "7.86", "0", 4},
+      {"alltoall", "65536", "none", "-1", "7.86", "N/A", 4},
+      {"broadcast", "262144", "none", "0", "10.49", "0", kNotStated},
+      {"reduce", "262144", "sum", "0", "10.49", "0", kNotStated},
+      {"sendrecv", "262144", "none", "-1", "10.49", "N/A", kNotStated},
+  };
+  for (const Case& c : cases) {
+    const std::string text = fmt::format(
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+        "time   algbw   busbw #wrong\n"
+        "     1048576  {:>12}     float  {:>6}  {:>6}   100.00   10.49  {:>6}      0   100.00   "
+        "10.49  {:>6}  {:>6}\n",
+        c.count, c.redop, c.root, c.busbw, c.busbw, c.in_place_wrong);
+    const auto set = read_results_texts({{"pasted.txt", text}});
+    SCOPED_TRACE(std::string(c.test));
+    ASSERT_EQ(set.rows.size(), 2u) << dump_diagnostics(set);
+    EXPECT_EQ(set.rows[0].test, c.test);
+    EXPECT_EQ(set.rows[0].nranks, c.nranks);
+  }
+}
+
+TEST(ImportNcclTestsText, HeaderThatLostItsHashIsRead) {
+  // Markdown renders "# size count ..." as a heading: what is pasted then has no '#'.
+  const std::string text =
+      "size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "(B) (elements) (us) (GB/s) (GB/s) (us) (GB/s) (GB/s)\n"
+      "     1048576        262144     float     sum      -1   100.00   10.49   15.73      0   "
+      "100.00   10.49   15.73      0\n";
+  const auto set = read_results_texts({{"all_reduce_perf.md", text}});
+  ASSERT_EQ(set.rows.size(), 2u) << dump_diagnostics(set);
+  EXPECT_DOUBLE_EQ(*set.rows[0].busbw_gbps, 15.73);
+}
+
+TEST(ImportNcclTestsText, LastRowCutInItsInPlaceHalfKeepsItsOutOfPlaceHalf) {
+  const std::string text = banner("all_reduce") +
+                           "           8             2     float     sum      -1    10.00    "
+                           "0.00    0.00      0    10.00    0.00    0.00      0\n"
+                           "     1048576        262144     float     sum      -1   100.00   "
+                           "10.49   15.73      0   100.0";
+  const auto set = read_results_texts({{"cut.txt", text}});
+  ASSERT_EQ(set.rows.size(), 3u) << dump_diagnostics(set);
+  EXPECT_EQ(set.rows[2].placement, Placement::kOutOfPlace);
+  EXPECT_DOUBLE_EQ(*set.rows[2].busbw_gbps, 15.73);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kTruncated, "its out-of-place half is read", 12))
+      << dump_diagnostics(set);
 }
 
 TEST(ImportNcclTestsJson, EveryField) {

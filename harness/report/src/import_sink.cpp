@@ -48,7 +48,8 @@ ImportSink::ImportSink(ResultSet& set, FileDiagnostics& file, InputFormat format
       file_(file),
       format_(format),
       tool_(tool_of(format)),
-      labels_(std::vector<Label>{{Name("source"), Name(tool_), false}}),
+      base_labels_(std::vector<Label>{{Name("source"), Name(tool_), false}}),
+      labels_(base_labels_),
       backend_(format == InputFormat::kOsuText ? "mpi" : "nccl") {}
 
 void ImportSink::begin_run(std::uint64_t line) {
@@ -60,6 +61,7 @@ void ImportSink::begin_run(std::uint64_t line) {
   first_row_ = set_.rows.size();
   context_ = RunContext{};
   devices_.clear();
+  labels_ = base_labels_;
 }
 
 void ImportSink::hash_line(std::string_view text) {
@@ -78,6 +80,13 @@ void ImportSink::add_device(std::string_view model, int ranks) {
 }
 
 void ImportSink::set_backend(std::string_view backend) { backend_ = Name(backend); }
+
+void ImportSink::add_label(std::string_view key, std::string_view value) {
+  std::vector<Label> labels = labels_.items();
+  if (labels_.find(key)) return;  // keys are distinct: the first one stays
+  labels.push_back({Name(key), Name(value), false});
+  labels_ = Labels(std::move(labels));
+}
 
 ReadRow& ImportSink::add_row(std::uint64_t line, const RunFacts& facts) {
   ReadRow& row = set_.rows.emplace_back();

@@ -69,6 +69,8 @@ class ImportSink {
   void add_device(std::string_view model, int ranks);
   /// The backend of the rows added from now on ("nccl" for nccl-tests, "mpi" for OSU).
   void set_backend(std::string_view backend);
+  /// Adds the label key=value to the rows of the current run added from now on.
+  void add_label(std::string_view key, std::string_view value);
   /// A new row of the current run read at `line`, with what `facts` state and the backend,
   /// labels, file and line set; unmeasured. Counted as a record of the file.
   ReadRow& add_row(std::uint64_t line, const RunFacts& facts);
@@ -94,7 +96,8 @@ class ImportSink {
   FileDiagnostics& file_;
   InputFormat format_;
   std::string_view tool_;
-  Labels labels_;
+  Labels base_labels_;  ///< source=<tool>: every row's
+  Labels labels_;       ///< the current run's rows'
   Name backend_;
   bool in_run_ = false;
   bool run_noted_ = false;

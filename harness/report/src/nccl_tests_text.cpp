@@ -13,6 +13,7 @@
 
 #include "collbench/text.h"
 #include "import_text.h"
+#include "nccl_tests_infer.h"
 
 namespace collbench::report::detail {
 
@@ -41,14 +42,17 @@ struct Layout {
     bool wrong_counts = true;  ///< "#wrong" counts elements; old versions' "error" does not
   };
   std::size_t size = kNone, count = kNone, type = kNone, redop = kNone, root = kNone;
-  std::vector<Group> groups;  ///< out-of-place, then in-place
-  std::size_t needed = 0;     ///< words a row has at least
+  std::vector<Group> groups;            ///< out-of-place, then in-place
+  std::size_t needed = 0;               ///< words a row has at least
+  std::size_t out_of_place_needed = 0;  ///< words up to the end of the out-of-place half
 };
 
 // The layout a header line describes: the words after "#" name the columns, and the first
 // time/algbw/busbw/#wrong run is out-of-place, the second in-place.
+// A header that lost its '#' (markdown reads "# size count ..." as a heading) starts with "size".
 std::optional<Layout> parse_layout(std::string_view line) {
-  const auto comment = comment_of(line);
+  auto comment = comment_of(line);
+  if (!comment && line.starts_with("size ")) comment = line;
   if (!comment) return std::nullopt;
   static const std::set<std::string_view> kIgnored{"i_min", "i_max", "i_p99", "i_cv%", "timestamp"};
   Layout layout;
@@ -91,6 +95,12 @@ std::optional<Layout> parse_layout(std::string_view line) {
   for (const auto& g : layout.groups) {
     if (g.algbw == kNone || g.busbw == kNone) return std::nullopt;
   }
+  for (const std::size_t column :
+       {layout.size, layout.count, layout.type, layout.redop, layout.root, layout.groups[0].time,
+        layout.groups[0].algbw, layout.groups[0].busbw, layout.groups[0].wrong}) {
+    if (column != kNone)
+      layout.out_of_place_needed = std::max(layout.out_of_place_needed, column + 1);
+  }
   return layout;
 }
 
@@ -104,7 +114,6 @@ struct Run {
   int warmup = kNotStated, iterations = kNotStated, graph = 0;
   bool blocking = false;
   std::map<int, std::pair<std::string, std::string>> ranks;  ///< rank -> host, device model
-  bool test_reported = false;                                ///< its missing test name was reported
 };
 
 // The "key value" pairs of the banner: "nThread 1 nGpus 8 minBytes 8 ... warmup iters: 5
@@ -166,19 +175,45 @@ class NcclTestsTextImporter final : public Importer {
     if (const auto comment = comment_of(text)) {
       read_comment(text, *comment, line.number);
     } else if (table_ && !text.empty() && text.front() >= '0' && text.front() <= '9') {
-      read_row(text, line);
+      if (inferring_) {
+        held_.push_back({std::string(text), line.number, line.unterminated});
+      } else {
+        read_row(text, line);
+      }
+    } else if (auto layout = parse_layout(text)) {
+      read_header(std::move(*layout), line.number);
     } else if (const auto program = nccl_tests_program_test(text); !program.empty()) {
       pending_program_ = std::string(program);  // a command line: the next run's test
     }
     if (sink_.in_run()) sink_.hash_line(text);
   }
 
-  void finish() override { sink_.finish(kLacks); }
+  void finish() override {
+    close_table();
+    if (unrounded_ > 0) {
+      sink_.note(0, fmt::format("{} row(s) printed a bandwidth as 0.00: algbw is reported as size "
+                                "/ time instead, and busbw as that algbw times the test's factor "
+                                "where the rank count is known",
+                                unrounded_));
+    }
+    sink_.finish(kLacks);
+  }
 
  private:
+  // A row of a table whose test is not known yet, held until the table ends.
+  struct HeldRow {
+    std::string text;
+    std::uint64_t number = 0;
+    bool unterminated = false;
+  };
+
   void begin_run(std::uint64_t line) {
+    close_table();
+    // Device lines pasted above a table without its banner belong to the first run.
+    auto earlier = sink_.in_run() ? decltype(run_.ranks){} : std::move(run_.ranks);
     sink_.begin_run(line);
     run_ = Run{};
+    run_.ranks = std::move(earlier);
     run_.program = std::move(pending_program_);
     pending_program_.clear();
     table_.reset();
@@ -203,6 +238,7 @@ class NcclTestsTextImporter final : public Importer {
       if (!run_.has_table) read_rank(comment, run_);
     } else if (comment.starts_with("Out of bounds") || comment.starts_with("Avg bus bandwidth") ||
                comment.starts_with("Collective test concluded")) {
+      close_table();
       table_.reset();
     } else if (auto layout = parse_layout(text)) {
       read_header(std::move(*layout), line);
@@ -210,6 +246,7 @@ class NcclTestsTextImporter final : public Importer {
   }
 
   void read_header(Layout layout, std::uint64_t line) {
+    close_table();
     if (!sink_.in_run()) begin_run(line);  // a table pasted without its banner
     if (!run_.has_table) start_table();
     run_.has_table = true;
@@ -217,20 +254,77 @@ class NcclTestsTextImporter final : public Importer {
     if (test_.empty()) test_ = run_.program;
     if (test_.empty()) test_ = pending_program_;
     if (test_.empty()) test_ = file_program_;
+    table_ = std::move(layout);
     if (test_.empty()) {
-      if (!run_.test_reported) {
-        sink_.problem(Diagnostic::Kind::kBadRecord, line,
-                      "nccl-tests table of a run that does not name its test (no \"# Collective "
-                      "test starting\" line, as before nccl-tests 2.17, no <test>_perf command "
-                      "before it, no <test>_perf in the file name); its rows are skipped: name "
-                      "the file after the test, e.g. all_reduce_perf.log");
-        run_.test_reported = true;
-      }
-      table_.reset();
+      // Nothing names the test: its rows are held until the table ends, then tell it.
+      inferring_ = true;
+      table_line_ = line;
       return;
     }
     test_name_ = Name(test_);
-    table_ = std::move(layout);
+  }
+
+  // What the row `text` shows of its test (words as the current layout places them).
+  TableRowEvidence evidence_of(std::string_view text) const {
+    const Layout& layout = *table_;
+    const auto w = words(text);
+    TableRowEvidence e;
+    if (w.size() < layout.out_of_place_needed) return e;
+    e.bytes = parse_number<std::uint64_t>(w[layout.size]).value_or(0);
+    e.count = parse_number<std::uint64_t>(w[layout.count]).value_or(0);
+    if (const auto dtype = parse_dtype(w[layout.type])) e.type_bytes = size_of(*dtype);
+    if (layout.redop != kNone) e.redop = w[layout.redop];
+    if (layout.root != kNone) e.root = parse_number<int>(w[layout.root]);
+    e.algbw = parse_number<double>(w[layout.groups.front().algbw]);
+    e.busbw = parse_number<double>(w[layout.groups.front().busbw]);
+    if (layout.groups.size() == 2 && layout.groups[0].wrong != kNone &&
+        layout.groups[1].wrong != kNone && layout.groups[1].wrong < w.size()) {
+      const bool out_checked = parse_number<double>(w[layout.groups[0].wrong]).has_value();
+      const bool in_checked = parse_number<double>(w[layout.groups[1].wrong]).has_value();
+      if (out_checked) e.in_place_unchecked = !in_checked && w[layout.groups[1].wrong] == "N/A";
+    }
+    return e;
+  }
+
+  // The end of a table whose test nothing named: the rows say which it is, or which it might be.
+  void close_table() {
+    if (!inferring_) return;
+    inferring_ = false;
+    std::vector<HeldRow> held = std::move(held_);
+    held_.clear();
+    if (held.empty()) return;
+    std::vector<TableRowEvidence> evidence;
+    evidence.reserve(held.size());
+    for (const auto& row : held) evidence.push_back(evidence_of(row.text));
+    const InferredTest inferred =
+        infer_nccl_tests_test(evidence, stated(facts_.nranks) ? facts_.nranks : 0);
+    if (inferred.test.empty()) {
+      sink_.problem(Diagnostic::Kind::kBadRecord, table_line_,
+                    fmt::format("nccl-tests table of a run that does not name its test (no "
+                                "\"# Collective test starting\" line, as before nccl-tests 2.17, "
+                                "no <test>_perf command before it, no <test>_perf in the file "
+                                "name), and its rows fit {} ({}); its {} row(s) are skipped: name "
+                                "the file after the test, e.g. all_reduce_perf.log",
+                                possible_tests_text(inferred), inferred.evidence, held.size()));
+      table_.reset();
+      return;
+    }
+    test_ = inferred.test;
+    test_name_ = Name(test_);
+    std::string ranks;
+    const bool ranks_inferred = inferred.nranks > 0 && !stated(facts_.nranks);
+    if (ranks_inferred) {
+      facts_.nranks = inferred.nranks;
+      sink_.context().nranks = inferred.nranks;
+      ranks = fmt::format(" on {} rank(s)", inferred.nranks);
+    } else if (inferred.nranks > 0) {
+      ranks = fmt::format(" on {} rank(s), as its device lines say", inferred.nranks);
+    }
+    sink_.note(table_line_, fmt::format("nothing names this table's test: inferred from its rows "
+                                        "as {}{} ({})",
+                                        test_, ranks, inferred.evidence));
+    sink_.add_label("inferred", ranks_inferred ? "test+ranks" : "test");
+    for (const auto& row : held) read_row(row.text, Line{row.text, row.number, row.unterminated});
   }
 
   // The first table of a run: what its banner and device lines said goes into its context.
@@ -241,9 +335,13 @@ class NcclTestsTextImporter final : public Importer {
       if (!where.first.empty()) hosts[where.first].push_back(rank);
       if (!where.second.empty()) sink_.add_device(where.second, 1);
     }
-    for (auto& [name, ranks] : hosts) c.hosts.push_back({name, std::move(ranks), "", {}});
     facts_.nranks = run_.ranks.empty() ? kNotStated : run_.ranks.rbegin()->first + 1;
-    facts_.nodes = hosts.empty() ? kNotStated : static_cast<int>(hosts.size());
+    // Some device lines only (a paste's tail): the rank count, but not the hosts.
+    const bool every_rank = static_cast<int>(run_.ranks.size()) == facts_.nranks;
+    if (every_rank) {
+      for (auto& [name, ranks] : hosts) c.hosts.push_back({name, std::move(ranks), "", {}});
+    }
+    facts_.nodes = hosts.empty() || !every_rank ? kNotStated : static_cast<int>(hosts.size());
     facts_.iterations = run_.iterations;
     facts_.warmup = run_.warmup;
     c.nranks = stated(facts_.nranks) ? facts_.nranks : 0;
@@ -259,7 +357,17 @@ class NcclTestsTextImporter final : public Importer {
   void read_row(std::string_view text, const Line& line) {
     const Layout& layout = *table_;
     const auto w = words(text);
-    if (!sink_.row_complete(line, w.size(), layout.needed)) return;
+    // The file's last line cut within the in-place half: the out-of-place half is whole.
+    std::size_t groups = layout.groups.size();
+    if (line.unterminated && groups == 2 && w.size() < layout.needed &&
+        w.size() >= layout.out_of_place_needed) {
+      groups = 1;
+      sink_.problem(Diagnostic::Kind::kTruncated, line.number,
+                    "last line ends within the in-place half (the run was probably "
+                    "interrupted); its out-of-place half is read");
+    } else if (!sink_.row_complete(line, w.size(), layout.needed)) {
+      return;
+    }
     std::string why;
     const auto bytes = parse_number<std::uint64_t>(w[layout.size]);
     const auto count = parse_number<std::uint64_t>(w[layout.count]);
@@ -287,7 +395,7 @@ class NcclTestsTextImporter final : public Importer {
       sink_.problem(Diagnostic::Kind::kBadRecord, line.number, why + "; skipped");
       return;
     }
-    for (std::size_t g = 0; g < layout.groups.size(); ++g) {
+    for (std::size_t g = 0; g < groups; ++g) {
       const auto& group = layout.groups[g];
       const auto time = parse_number<double>(w[group.time]);
       if (!time || !std::isfinite(*time) || *time < 0) {
@@ -306,6 +414,7 @@ class NcclTestsTextImporter final : public Importer {
       row.time_us = headline_times(*time);
       row.algbw_gbps = bandwidth(w[group.algbw]);
       row.busbw_gbps = bandwidth(w[group.busbw]);
+      unround_bandwidths(row, *time);
       if (group.wrong != kNone && group.wrong_counts) {
         if (const auto wrong = parse_number<double>(w[group.wrong]); wrong && *wrong >= 0) {
           row.wrong = static_cast<std::int64_t>(std::llround(*wrong));
@@ -313,6 +422,32 @@ class NcclTestsTextImporter final : public Importer {
         }
       }
     }
+  }
+
+  // nccl-tests prints bandwidths with two decimals, so small sizes show 0.00. algbw is size /
+  // time (GB/s of 1e9 bytes), so it is computed again from the two; busbw too (also when only
+  // algbw was 0.00) where its factor is known: the test's, and the ranks where it depends on
+  // them. Counted for the file's note.
+  // Layouts before 2.1x (no redop column) printed other algbw for the gathers: left as printed.
+  void unround_bandwidths(ReadRow& row, double time_us) {
+    if (time_us <= 0 || row.bytes == 0 || table_->redop == kNone) return;
+    const double algbw = static_cast<double>(row.bytes) / (time_us * 1e3);
+    // Only a value the printed one rounds: a negative or inconsistent one stays, as printed.
+    auto rounds_to = [](double value, double printed) {
+      return printed >= 0 && std::abs(value - printed) <= 0.005 + 1e-9;
+    };
+    bool computed = false;
+    if (row.algbw_gbps && *row.algbw_gbps == 0.0 && rounds_to(algbw, 0.0)) {
+      row.algbw_gbps = algbw;
+      computed = true;
+    }
+    const auto factor = nccl_tests_bus_factor(test_, stated(facts_.nranks) ? facts_.nranks : 0);
+    if (row.busbw_gbps && (computed || *row.busbw_gbps == 0.0) && factor && *factor > 0 &&
+        rounds_to(algbw * *factor, *row.busbw_gbps)) {
+      row.busbw_gbps = algbw * *factor;
+      computed = true;
+    }
+    if (computed) ++unrounded_;
   }
 
   static Nullable<double> bandwidth(std::string_view text) {
@@ -330,6 +465,10 @@ class NcclTestsTextImporter final : public Importer {
   std::string test_;
   Name test_name_;
   RunFacts facts_;
+  bool inferring_ = false;        ///< the current table's test is told by its rows at its end
+  std::uint64_t table_line_ = 0;  ///< the header line of that table
+  std::vector<HeldRow> held_;
+  std::uint64_t unrounded_ = 0;  ///< rows whose 0.00 bandwidths were computed again
 };
 
 }  // namespace
