@@ -363,6 +363,18 @@ TEST(ImportNcclTestsText, EveryTestIsToldByItsRows) {
   }
 }
 
+TEST(ImportNcclTestsText, CountsBeyondAnyBufferFitNoTest) {
+  // count x type size wraps 64 bits to 0: no division by it, and no test fits.
+  const std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      "     1048576  4611686018427387904     float     sum      -1   100.00   10.49   15.73      "
+      "0\n";
+  const auto set = read_results_texts({{"pasted.txt", text}});
+  EXPECT_TRUE(set.rows.empty());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord, "its rows fit none of nccl-tests' tests"))
+      << dump_diagnostics(set);
+}
+
 TEST(ImportNcclTestsText, HeaderThatLostItsHashIsRead) {
   // Markdown renders "# size count ..." as a heading: what is pasted then has no '#'.
   const std::string text =

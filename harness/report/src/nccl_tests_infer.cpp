@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <set>
 
 namespace collbench::report::detail {
@@ -16,11 +17,11 @@ enum class Factor { kAllReduce, kGather, kOne };  ///< busbw / algbw: 2(n-1)/n, 
 // What each test of nccl-tests shows in its rows.
 struct Shape {
   std::string_view test;
-  bool count_per_rank;    ///< count is size / n / type size
-  bool reduces;           ///< redop is an operator (old sendrecv prints "sum" too: see below)
-  bool rooted;            ///< root is a rank, not -1
+  bool count_per_rank;  ///< count is size / n / type size
+  bool reduces;         ///< redop is an operator (old sendrecv prints "sum" too: see below)
+  bool rooted;          ///< root is a rank, not -1
   Factor factor;
-  bool checks_in_place;   ///< its in-place #wrong is a number, not "N/A"
+  bool checks_in_place;  ///< its in-place #wrong is a number, not "N/A"
 };
 
 constexpr std::array<Shape, 7> kShapes{{
@@ -81,13 +82,21 @@ InferredTest infer_nccl_tests_test(std::span<const TableRowEvidence> rows, int k
   // size / (count x type size): the rank count for the tests that print a per-rank count.
   std::set<std::uint64_t> quotients;
   for (const auto& row : rows) {
-    const std::uint64_t per_count = row.count * row.type_bytes;
     if (row.count == 0 || row.type_bytes == 0) continue;
+    // A count no buffer could hold (count x type size beyond 64 bits) fits no test.
+    if (row.count > std::numeric_limits<std::uint64_t>::max() / row.type_bytes) {
+      quotients.insert(0);
+      continue;
+    }
+    const std::uint64_t per_count = row.count * row.type_bytes;
     quotients.insert(row.bytes % per_count == 0 ? row.bytes / per_count : 0);
   }
   std::optional<std::uint64_t> quotient;
   if (quotients.size() == 1 && *quotients.begin() > 0) quotient = *quotients.begin();
   if (quotient) notes.push_back(fmt::format("size = {} x count x type size", *quotient));
+  // nccl-tests prints size = count x type size x (1 or the ranks) in every row of a table.
+  const bool sizes_fit = quotients.size() <= 1 && !quotients.contains(0);
+  if (!sizes_fit) notes.emplace_back("size is not one whole multiple of count x type size");
 
   // redop and root: only what every row agrees on says anything.
   const bool has_redop = std::any_of(rows.begin(), rows.end(), [](auto& r) { return r.redop; });
@@ -134,6 +143,7 @@ InferredTest infer_nccl_tests_test(std::span<const TableRowEvidence> rows, int k
   std::vector<std::string> possible;
   std::vector<RankRange> ranges;
   for (const Shape& shape : kShapes) {
+    if (!sizes_fit) break;
     RankRange range;
     if (known_ranks > 0) range = {known_ranks, known_ranks};
     if (quotient) {
@@ -165,15 +175,16 @@ InferredTest infer_nccl_tests_test(std::span<const TableRowEvidence> rows, int k
   // A one-factor test's bandwidths say nothing of its ranks; the others' range may be one.
   const Shape& shape = *std::find_if(kShapes.begin(), kShapes.end(),
                                      [&](const Shape& s) { return s.test == out.test; });
-  if (shape.factor != Factor::kOne && (quotient || ratio) && ranges.front().lo == ranges.front().hi) {
+  if (shape.factor != Factor::kOne && (quotient || ratio) &&
+      ranges.front().lo == ranges.front().hi) {
     out.nranks = ranges.front().lo;
   }
   return out;
 }
 
 std::optional<double> nccl_tests_bus_factor(std::string_view test, int nranks) {
-  const auto shape = std::find_if(kShapes.begin(), kShapes.end(),
-                                  [&](const Shape& s) { return s.test == test; });
+  const auto shape =
+      std::find_if(kShapes.begin(), kShapes.end(), [&](const Shape& s) { return s.test == test; });
   if (shape == kShapes.end()) return std::nullopt;
   if (shape->factor == Factor::kOne) return 1.0;
   if (nranks <= 0) return std::nullopt;
