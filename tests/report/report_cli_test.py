@@ -204,8 +204,12 @@ class Cli(unittest.TestCase):
         out = scratch("mixed-report")
         code, stdout, stderr = run(d, "-o", out)
         self.assertEqual(code, 0, stderr)
-        self.assertIn("; 0 input problem(s), 5 note(s) on other tools' output", stdout)
+        # One note per file, and one for the old log's all_reduce rows printed as 0.00 (6 sizes,
+        # twice each).
+        self.assertIn("; 0 input problem(s), 6 note(s) on other tools' output", stdout)
         self.assertIn("logs/osu_latency.txt: imported: read as OSU text output", stderr)
+        self.assertIn("logs/dgx2-v100-old-format.log: imported: 12 row(s) printed a "
+                      "bandwidth as 0.00", stderr)
         self.assertNotIn("no context", stderr)
         self.assertNotIn("demo/output.log", stderr)
         with open(os.path.join(out, "results.csv")) as f:
