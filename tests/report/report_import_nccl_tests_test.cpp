@@ -178,6 +178,11 @@ TEST(ImportNcclTestsText, TableWithoutBannerStatesLess) {
   EXPECT_TRUE(set.contexts.at(r.run_id).context.hosts.empty());
 }
 
+// The header of 2.1x's table: redop, root and #wrong, both placements.
+constexpr std::string_view kTableHeader =
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+    "time   algbw   busbw #wrong\n";
+
 std::string banner(std::string_view test) {
   return fmt::format(
       "# nccl-tests version 2.19.4 nccl-headers=21903 nccl-library=21903\n"
@@ -188,11 +193,10 @@ std::string banner(std::string_view test) {
       "#  Rank  0 Group  0 Pid    149 on     llm207 device  0 [0x56] NVIDIA A100-SXM4-80GB\n"
       "#  Rank  1 Group  0 Pid    149 on     llm207 device  1 [0x57] NVIDIA A100-SXM4-80GB\n"
       "#\n"
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
-      "time   algbw   busbw #wrong\n"
+      "{}"
       "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
       "(us)  (GB/s)  (GB/s)\n",
-      test);
+      test, kTableHeader);
 }
 
 TEST(ImportNcclTestsText, GarbageBetweenAndInsideTablesIsReportedByLine) {
@@ -280,11 +284,9 @@ TEST(ImportNcclTestsText, ModesAndRunsWithoutRows) {
 
 TEST(ImportNcclTestsText, UnnamedTestTheRowsCannotTellIsRefusedWithTheFix) {
   // One rank: busbw is 0 for all_reduce and reduce_scatter alike, and both reduce.
-  const std::string text =
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
-      "time   algbw   busbw #wrong\n"
-      "     1048576        262144     float     sum      -1    10.00  104.86    0.00      0    "
-      "10.00  104.86    0.00      0\n";
+  const std::string text = std::string(kTableHeader) +
+                           "     1048576        262144     float     sum      -1    10.00  104.86 "
+                           "   0.00      0    10.00  104.86    0.00      0\n";
   const auto unnamed = read_results_texts({{"results.txt", text}});
   EXPECT_TRUE(unnamed.rows.empty());
   EXPECT_TRUE(has(unnamed, Diagnostic::Kind::kBadRecord,
@@ -350,11 +352,10 @@ TEST(ImportNcclTestsText, EveryTestIsToldByItsRows) {
   };
   for (const Case& c : cases) {
     const std::string text = fmt::format(
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
-        "time   algbw   busbw #wrong\n"
+        "{}"
         "     1048576  {:>12}     float  {:>6}  {:>6}   100.00   10.49  {:>6}      0   100.00   "
         "10.49  {:>6}  {:>6}\n",
-        c.count, c.redop, c.root, c.busbw, c.busbw, c.in_place_wrong);
+        kTableHeader, c.count, c.redop, c.root, c.busbw, c.busbw, c.in_place_wrong);
     const auto set = read_results_texts({{"pasted.txt", text}});
     SCOPED_TRACE(std::string(c.test));
     ASSERT_EQ(set.rows.size(), 2u) << dump_diagnostics(set);

@@ -82,8 +82,8 @@ void ImportSink::add_device(std::string_view model, int ranks) {
 void ImportSink::set_backend(std::string_view backend) { backend_ = Name(backend); }
 
 void ImportSink::add_label(std::string_view key, std::string_view value) {
-  std::vector<Label> labels = labels_.items();
   if (labels_.find(key)) return;  // keys are distinct: the first one stays
+  std::vector<Label> labels = labels_.items();
   labels.push_back({Name(key), Name(value), false});
   labels_ = Labels(std::move(labels));
 }

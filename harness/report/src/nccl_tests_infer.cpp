@@ -8,6 +8,8 @@
 #include <limits>
 #include <set>
 
+#include "collbench/text.h"
+
 namespace collbench::report::detail {
 
 namespace {
@@ -65,7 +67,14 @@ RankRange ranks_for(Factor factor, double r_lo, double r_hi) {
   return range;
 }
 
-std::string join(const std::vector<std::string>& names) {
+const Shape* shape_of(std::string_view test) {
+  const auto shape =
+      std::find_if(kShapes.begin(), kShapes.end(), [&](const Shape& s) { return s.test == test; });
+  return shape == kShapes.end() ? nullptr : &*shape;
+}
+
+// "a, b or c".
+std::string or_list(const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
@@ -140,8 +149,8 @@ InferredTest infer_nccl_tests_test(std::span<const TableRowEvidence> rows, int k
     notes.push_back(fmt::format("busbw / algbw = {:.3f}", b / a));
   }
 
-  std::vector<std::string> possible;
-  std::vector<RankRange> ranges;
+  // The tests the rows fit, each with the ranks it allows.
+  std::vector<std::pair<const Shape*, RankRange>> fits;
   for (const Shape& shape : kShapes) {
     if (!sizes_fit) break;
     RankRange range;
@@ -162,30 +171,25 @@ InferredTest infer_nccl_tests_test(std::span<const TableRowEvidence> rows, int k
     // Layouts without a redop column (before 2.1x) printed all_gather's busbw as its algbw.
     const bool ratio_holds = has_redop || shape.factor != Factor::kGather;
     if (ratio && ratio_holds) range.intersect(ranks_for(shape.factor, ratio->first, ratio->second));
-    if (range.empty()) continue;
-    possible.emplace_back(shape.test);
-    ranges.push_back(range);
+    if (!range.empty()) fits.emplace_back(&shape, range);
   }
 
   InferredTest out;
-  out.possible = possible;
-  for (const auto& note : notes) out.evidence += (out.evidence.empty() ? "" : ", ") + note;
-  if (possible.size() != 1) return out;
-  out.test = possible.front();
+  for (const auto& [shape, range] : fits) out.possible.emplace_back(shape->test);
+  out.evidence = join(notes, ", ");
+  if (fits.size() != 1) return out;
+  const auto& [shape, range] = fits.front();
+  out.test = shape->test;
   // A one-factor test's bandwidths say nothing of its ranks; the others' range may be one.
-  const Shape& shape = *std::find_if(kShapes.begin(), kShapes.end(),
-                                     [&](const Shape& s) { return s.test == out.test; });
-  if (shape.factor != Factor::kOne && (quotient || ratio) &&
-      ranges.front().lo == ranges.front().hi) {
-    out.nranks = ranges.front().lo;
+  if (shape->factor != Factor::kOne && (quotient || ratio) && range.lo == range.hi) {
+    out.nranks = range.lo;
   }
   return out;
 }
 
 std::optional<double> nccl_tests_bus_factor(std::string_view test, int nranks) {
-  const auto shape =
-      std::find_if(kShapes.begin(), kShapes.end(), [&](const Shape& s) { return s.test == test; });
-  if (shape == kShapes.end()) return std::nullopt;
+  const Shape* shape = shape_of(test);
+  if (!shape) return std::nullopt;
   if (shape->factor == Factor::kOne) return 1.0;
   if (nranks <= 0) return std::nullopt;
   const double n = nranks;
@@ -194,7 +198,7 @@ std::optional<double> nccl_tests_bus_factor(std::string_view test, int nranks) {
 
 std::string possible_tests_text(const InferredTest& inferred) {
   return inferred.possible.empty() ? std::string("none of nccl-tests' tests")
-                                   : join(inferred.possible);
+                                   : or_list(inferred.possible);
 }
 
 }  // namespace collbench::report::detail
