@@ -182,7 +182,7 @@ TEST_F(CudaDeviceTest, LargeBufferRoundTrip) {
 
 TEST_F(CudaDeviceTest, IndicesBeyond32Bits) {
   // Pattern indices of 2^32 and above take the kernels' 64-bit path: a verification whose offset
-  // puts it there, and a fill of more than 2^32 int8 elements (checked at its end).
+  // puts it there (FillBeyond32Bits: a buffer of more than 2^32 elements).
   const std::size_t count = 1000;
   DeviceBuffer small(*device_, count * 4);
   VerifySpec spec;
@@ -199,7 +199,11 @@ TEST_F(CudaDeviceTest, IndicesBeyond32Bits) {
   EXPECT_EQ(device_->verify(small.data(), spec).wrong, 0u);
   spec.index_offset += 1;  // shifted by one: almost every element differs
   EXPECT_GT(device_->verify(small.data(), spec).wrong, count / 2);
+}
 
+TEST_F(CudaDeviceTest, FillBeyond32Bits) {
+  // A fill and a verification of more than 2^32 int8 elements: the grid's element indices pass 32
+  // bits (the fill checked at its end, against the host's pattern).
   const std::size_t big = (std::size_t{1} << 32) + 4099;
   if (device_->available_bytes() < big + (std::size_t{1} << 30))
     GTEST_SKIP() << "not enough GPU memory";
