@@ -22,6 +22,7 @@
 #include "backends/catalog.h"
 #include "collbench/host_device.h"
 #include "ofi_check.h"
+#include "ofi_idle.h"
 #include "ofi_select.h"
 
 namespace collbench {
@@ -390,10 +391,8 @@ class OfiBackend final : public Backend {
     max_in_flight_ = std::max<std::size_t>(std::min(tx_size, rx_size), 1);
     mr_mode_ = info->domain_attr->mr_mode;
     register_ = (mr_mode_ & FI_MR_LOCAL) != 0 || args.integer(backend_option::kRegisterBuffers) > 0;
-    // Busy polling is what a latency benchmark wants, but with more ranks than cores a spinning
-    // rank starves the peer it waits for (as Open MPI's yield_when_idle, decided the same way).
-    const unsigned cores = std::thread::hardware_concurrency();
-    yield_when_idle_ = cores > 0 && static_cast<unsigned>(bootstrap.local_size()) > cores;
+    idle_ = ofi::idle_polling(std::getenv("OMPI_MCA_mpi_yield_when_idle"), bootstrap.local_size(),
+                              std::thread::hardware_concurrency());
 
     const std::uint32_t runtime = fi_version();
     info_.name = ofi_backend_descriptor().name;
@@ -418,7 +417,7 @@ class OfiBackend final : public Backend {
     info_.facts["message_limit"] = std::to_string(max_message_);
     info_.facts["inject_size"] = std::to_string(inject_limit_);
     info_.facts["tag_bits"] = std::to_string(tag_bits);
-    info_.facts["idle_polling"] = yield_when_idle_ ? "yield (more ranks than cores)" : "spin";
+    info_.facts["idle_polling"] = idle_.why;
     info_.facts["registered"] =
         register_ ? ((mr_mode_ & FI_MR_LOCAL) ? "yes (provider needs FI_MR_LOCAL)" : "yes (-R)")
                   : "no";
@@ -569,7 +568,7 @@ class OfiBackend final : public Backend {
       return;
     }
     if (n == -FI_EAGAIN) {
-      if (yield_when_idle_) std::this_thread::yield();
+      if (idle_.yield) std::this_thread::yield();
       return;
     }
     if (n == -FI_EAVAIL) {
@@ -620,7 +619,7 @@ class OfiBackend final : public Backend {
   std::size_t inject_limit_ = 0;
   std::uint64_t mr_mode_ = 0;
   bool register_ = false;
-  bool yield_when_idle_ = false;
+  ofi::IdlePolling idle_;
   std::uint64_t next_key_ = 1;
   std::map<const char*, Registration> registrations_;
 };
