@@ -182,11 +182,13 @@ time_limit: "5"
         self.assertIn("0 submitted, 4 already done", r.stdout)
 
     def test_killed_job_is_reported_failed_and_resubmit_completes_it(self):
+        # Long enough to be cancelled after its first size (400 iterations each), short enough
+        # that the resubmitted run completes quickly: three sizes.
         camp = self.campaign("killed", """\
 campaign: killed
 tests: [all_reduce]
 backend: mpi
-sizes: {min: 1K, max: 64K, factor: 4}
+sizes: {min: 1K, max: 16K, factor: 4}
 iters: 400
 warmup: 1
 timeout: 120

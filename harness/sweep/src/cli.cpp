@@ -196,7 +196,8 @@ void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
   h->add_option("--split", given.hunt_split,
                 "collbench --split modes, comma-separated, each a run: pairs, sample:K, rail, "
                 "node (default pairs; pairs or sample:K required)");
-  h->add_option("--repeats", s.repeats, "Runs of each mode (default 1; 1 to 100)");
+  h->add_option("--repeats", s.repeats,
+                "Runs of each mode, and of each retest (default 1; 1 to 100)");
   h->add_option("--threshold", given.hunt_threshold,
                 "A retest this far below the good pair is slow (default 25%)");
   h->add_option("--launcher", s.launcher, "srun (default) or mpirun, inside the job");

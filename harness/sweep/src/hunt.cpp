@@ -349,12 +349,15 @@ int run_inside(const HuntSettings& s) {
     const fs::path jsonl = s.output / "retest" / (name + ".jsonl");
     const auto argv = in.collbench_argv(2, {a, b}, jsonl, "");
     t.command = shell_join(argv);
-    const auto r = in.measure(argv, "retest-" + name);
-    if (!r.ok()) {
-      t.failure = fmt::format("collbench {}; see logs/retest-{}.out", r.describe(), name);
-    } else {
-      t.bandwidths = largest_size_bandwidths(jsonl, false);
+    // As many runs as tournaments (--repeats), into one file: a retest's bandwidths are the
+    // median of its runs, as a pair's in the tournament are of its tournaments, so that one run
+    // disturbed by something else on its hosts decides no verdict.
+    for (int k = 0; k < s.repeats && t.failure.empty(); ++k) {
+      const std::string log = k == 0 ? "retest-" + name : fmt::format("retest-{}-r{}", name, k);
+      const auto r = in.measure(argv, log);
+      if (!r.ok()) t.failure = fmt::format("collbench {}; see logs/{}.out", r.describe(), log);
     }
+    if (t.failure.empty()) t.bandwidths = largest_size_bandwidths(jsonl, false);
     return t;
   });
 
