@@ -27,9 +27,11 @@ class Precision(unittest.TestCase):
         self.dir.cleanup()
 
     def test_small_sizes_converge_and_record_the_interval(self):
+        # A target that some size reaches however loaded the machine is: two ranks sharing cores
+        # with the rest of the suite measured +-75% to +-195% after 2 s a size at worst.
         p = mpirun(2, ["all_reduce,latency", "-b", "8", "-e", "4K", "-f", "8", "--backend", "mpi",
-                       "--precision", "5%", "--max-time", "2", "--timeout", "60",
-                       "--jsonl", self.jsonl])
+                       "--precision", "50%", "--max-time", "10", "--timeout", "60",
+                       "--jsonl", self.jsonl], timeout=280)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         with open(self.jsonl) as f:
             records = [json.loads(line) for line in f]
@@ -40,22 +42,21 @@ class Precision(unittest.TestCase):
             errors = [e.message for e in validator.iter_errors(record)]
             self.assertFalse(errors, f"line {i + 1}: {errors[:3]}")
         context, rows = records[0], records[1:]
-        self.assertEqual(context["options"]["precision"], 0.05)
-        self.assertEqual(context["options"]["max_time_s"], 2)
+        self.assertEqual(context["options"]["precision"], 0.5)
+        self.assertEqual(context["options"]["max_time_s"], 10)
         self.assertEqual(len(rows), 2 * 4 + 4)  # all_reduce in and out of place, latency
         converged = 0
         for row in rows:
             where = f"{row['test']} {row['bytes']} {row['placement']}"
             precision = row["precision"]
-            self.assertEqual(precision["target"], 0.05, where)
+            self.assertEqual(precision["target"], 0.5, where)
             if precision["converged"]:
                 converged += 1
-                self.assertLessEqual(precision["half_width"], 0.05, where)
-                self.assertLess(precision["seconds"], 2, where)
+                self.assertLessEqual(precision["half_width"], 0.5, where)
+                self.assertLess(precision["seconds"], 10, where)
             else:
-                # Only a busy machine (two ranks polling on shared cores) misses 5% in 2 s.
-                self.assertGreater(precision["half_width"], 0.05, where)
-                self.assertGreaterEqual(precision["seconds"], 2, where)
+                self.assertGreater(precision["half_width"], 0.5, where)
+                self.assertGreaterEqual(precision["seconds"], 10, where)
             reported = row["time_us"]["reported"]
             self.assertLessEqual(precision["low_us"], reported, where)
             self.assertGreaterEqual(precision["high_us"], reported, where)

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
+#include <memory>
+#include <vector>
 
 #include "collbench/preflight.h"
 #include "collbench/runner.h"
@@ -25,20 +25,72 @@ class NotesReporter : public Reporter {
   std::vector<std::string> notes;
 };
 
-// Slow at first: the k-th operation sleeps (kSlowCalls − k) × 40 µs, then none.
+// Slow at first: the k-th operation takes (kSlowCalls − k) × kSlowStep more than the others,
+// then none. The times are planted, on a clock of the backend's own that its device's timers
+// read: on the machine's clock a loaded machine adds milliseconds to a thread rank's operation
+// (a wait for the peer's time slice), which hid a trend of 40 µs steps, and would hide one of
+// any step a unit test can afford to sleep through.
 constexpr int kSlowCalls = 60;
+constexpr double kSlowStep = 40e-6;
+constexpr double kOperation = 10e-6;
+
+/// Seconds on the planted clock: advanced by the backend's operations, read by its timers.
+struct PlantedClock {
+  double now = 0;
+};
+
+class PlantedTimer : public Timer {
+ public:
+  PlantedTimer(const PlantedClock& clock, std::size_t slots) : clock_(clock), stamps_(slots) {}
+  void record(std::size_t slot) override { stamps_.at(slot) = clock_.now; }
+  void synchronize() override {}
+  double seconds(std::size_t from, std::size_t to) const override {
+    return stamps_.at(to) - stamps_.at(from);
+  }
+  std::size_t capacity() const override { return stamps_.size(); }
+
+ private:
+  const PlantedClock& clock_;
+  std::vector<double> stamps_;
+};
+
+/// The thread world's host device, with timers on the planted clock.
+class PlantedDevice : public Device {
+ public:
+  PlantedDevice(Device& inner, const PlantedClock& clock) : inner_(inner), clock_(clock) {}
+  DeviceInfo info() const override { return inner_.info(); }
+  MemoryKind memory_kind() const override { return inner_.memory_kind(); }
+  std::size_t available_bytes() const override { return inner_.available_bytes(); }
+  void* allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  void release(void* pointer) noexcept override { inner_.release(pointer); }
+  void fill(void* destination, const FillSpec& spec) override { inner_.fill(destination, spec); }
+  void poison(void* destination, DType dtype, std::size_t count) override {
+    inner_.poison(destination, dtype, count);
+  }
+  VerifyResult verify(const void* data, const VerifySpec& spec) override {
+    return inner_.verify(data, spec);
+  }
+  void synchronize() override { inner_.synchronize(); }
+  std::unique_ptr<Timer> make_timer(std::size_t slots) override {
+    return std::make_unique<PlantedTimer>(clock_, slots);
+  }
+
+ private:
+  Device& inner_;
+  const PlantedClock& clock_;
+};
 
 class SlowStartBackend : public Backend {
  public:
-  explicit SlowStartBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  explicit SlowStartBackend(std::unique_ptr<Backend> inner)
+      : inner_(std::move(inner)), device_(inner_->device(), clock_) {}
   const BackendInfo& info() const override { return inner_->info(); }
-  Device& device() override { return inner_->device(); }
+  Device& device() override { return device_; }
   std::optional<std::string> unsupported(Primitive p, DType t, ReduceOp op) const override {
     return inner_->unsupported(p, t, op);
   }
   void submit(const CollArgs& args) override {
-    if (calls_ < kSlowCalls)
-      std::this_thread::sleep_for(std::chrono::microseconds(40 * (kSlowCalls - calls_)));
+    clock_.now += kOperation + (calls_ < kSlowCalls ? kSlowStep * (kSlowCalls - calls_) : 0);
     ++calls_;
     inner_->submit(args);
   }
@@ -48,6 +100,8 @@ class SlowStartBackend : public Backend {
 
  private:
   std::unique_ptr<Backend> inner_;
+  PlantedClock clock_;
+  PlantedDevice device_;
   int calls_ = 0;
 };
 
@@ -80,7 +134,7 @@ TEST(RunnerWarmup, OperationsStillGettingFasterAreNotedWithTheWarmupTheyNeeded) 
   for (const auto& n : collected.notes) on_console += n.find("warm-up too short") != n.npos;
   EXPECT_EQ(on_console, 1);
   // The operations settle after about 60 calls: the warm-up, the 40 of the headline batch, and
-  // some 19 of the sampled pass. A broad range: the clock is real.
+  // some 19 of the sampled pass.
   const auto at = note.find("(-w ");
   ASSERT_NE(at, std::string::npos) << note;
   const int needed = std::stoi(note.substr(at + 4));
