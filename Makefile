@@ -3,6 +3,8 @@
 # the three tools alone, the tests everything.
 BUILD ?= build
 JOBS ?= $(shell nproc)
+# Tests at once: one per core, and beside them the suite's three long chains (tests/CMakeLists.txt).
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 3 )))
 CTEST_ARGS ?=
 CMAKE_ARGS ?=
 TOOLS = collbench collbench-sweep collbench-report
@@ -33,7 +35,7 @@ demo: tools
 	@scripts/demo
 
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS) $(CTEST_ARGS)
 
 bench: build
 	@scripts/bench
