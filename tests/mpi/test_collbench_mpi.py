@@ -63,7 +63,9 @@ class Workdir(unittest.TestCase):
 
 class Matrix(Workdir):
     def run_matrix(self, np):
-        args = ["all", "-d", "all", "-o", "all", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
+        # Three sizes: fewer elements than ranks, a few per rank and many. What the matrix covers
+        # is tests x dtypes x ops; more sizes between add run time, not cases.
+        args = ["all", "-d", "all", "-o", "all", "-b", "8", "-e", "32K", "-f", "64", "-n", "2", "-w", "1",
                 "-c", "1", "-r", str(np - 1), "--backend", "mpi", "--timeout", "60", "--jsonl", self.jsonl]
         p = mpirun(np, args)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])

@@ -23,9 +23,10 @@ def ofi_run(np, args, env=None, timeout=240):
 class Providers(mpi.Workdir):
     def run_provider(self, np, provider, layer, address_format, largest="4M", dtypes=None):
         """Every test the backend runs, in every dtype, verified, up to sizes past the providers'
-        eager limits (so rendezvous protocols run too)."""
+        eager limits (so rendezvous protocols run too): 8 B, 512 B, 32 KiB and 2 MiB (with the
+        default largest size), one of each kind of message; more sizes between add time, not cases."""
         dtypes = dtypes or mpi.DTYPES
-        args = [",".join(OFI_TESTS), "-d", ",".join(dtypes), "-b", "8", "-e", largest, "-f", "8", "-n", "3", "-w", "1",
+        args = [",".join(OFI_TESTS), "-d", ",".join(dtypes), "-b", "8", "-e", largest, "-f", "64", "-n", "3", "-w", "1",
                 "--pairs", "all", "--timeout", "60", "--jsonl", self.jsonl]
         p = ofi_run(np, args, env={"FI_PROVIDER": provider})
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
