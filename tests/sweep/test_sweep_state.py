@@ -83,13 +83,21 @@ class Campaigns(Temp):
         log.close()
         return p
 
-    def wait_for_launch(self, campaign, proc):
-        """The launch of the latest start, once the manifest records it."""
+    def starts(self, campaign):
+        return [e for e in manifest(self.results, campaign) if e["event"] == "started"]
+
+    def sweep_log(self):
+        with open(os.path.join(self.dir, "sweep.out")) as f:
+            return f.read()
+
+    def wait_for_launch(self, campaign, proc, earlier_starts=0):
+        """The launch of the start after the earlier_starts the manifest already held, once the
+        manifest records it (not an earlier start's, whose launch is gone)."""
         def started():
-            events = [e for e in manifest(self.results, campaign) if e["event"] == "started"]
+            events = self.starts(campaign)[earlier_starts:]
             return events[-1]["launch"] if events and "launch" in events[-1] else None
-        self.assertTrue(eventually(lambda: started() or proc.poll() is not None, 60))
-        self.assertIsNone(proc.poll(), "the sweep ended before its run started")
+        self.assertTrue(eventually(lambda: started() or proc.poll() is not None, 60), self.sweep_log())
+        self.assertIsNone(proc.poll(), "the sweep ended before its run started: " + self.sweep_log())
         return started()
 
 
@@ -98,10 +106,12 @@ class Signals(Campaigns):
         # A run that would measure for minutes: mpirun and two collbench ranks.
         camp = self.small_campaign(max_size="1M", iters=100000000, name="killed")
         for sig in (signal.SIGKILL, signal.SIGTERM):
+            earlier = len(self.starts("killed"))
             p = self.start_local(camp)
-            launch = self.wait_for_launch("killed", p)
+            launch = self.wait_for_launch("killed", p, earlier)
             self.assertTrue(eventually(lambda: len(processes_mentioning(self.results)) >= 3, 60),
-                            "mpirun and its ranks never showed up")
+                            f"mpirun and its ranks never showed up: {processes_mentioning(self.results)}; "
+                            + self.sweep_log())
             p.send_signal(sig)
             p.wait(timeout=30)
             # Nothing the sweep launched survives it: no mpirun, no rank still writing.
