@@ -237,19 +237,20 @@ TEST_F(CudaDeviceTest, EventTimerMeasuresKernels) {
   timer->record(0);
   device_->fill(buffer.data(), FillSpec{key, 0, count});
   timer->record(1);
-  device_->fill(buffer.data(), FillSpec{key, 0, count});
-  device_->fill(buffer.data(), FillSpec{key, 0, count});
+  for (int k = 0; k < 4; ++k) device_->fill(buffer.data(), FillSpec{key, 0, count});
   timer->record(2);
   device_->synchronize();
   timer->synchronize();
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double one = timer->seconds(0, 1), two = timer->seconds(1, 2);
-  EXPECT_GT(two, one);  // two kernels take longer than one
+  const double one = timer->seconds(0, 1), four = timer->seconds(1, 2);
+  // Four kernels take longer than one. Four, not two: where kernels run on the host (the
+  // stand-in), a loaded machine can stretch one of them, not make it outlast four.
+  EXPECT_GT(four, one);
   // Seconds, whatever the device's speed and the machine's load: no device fills 256 MiB in a
   // microsecond (256 TB/s), and the kernels took no longer than the host waited for them.
   EXPECT_GT(one, 1e-6);
-  EXPECT_LE(one + two, wall);
+  EXPECT_LE(one + four, wall);
 }
 
 TEST_F(CudaDeviceTest, GraphReplaysCapturedWork) {
