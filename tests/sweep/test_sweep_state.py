@@ -101,6 +101,23 @@ class Campaigns(Temp):
         return started()
 
 
+def session_members(sid):
+    """Pids of the live processes of session `sid` (zombies aside), as the sweep counts what a
+    launch left: a process on its way out has lost its command line but not its session."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            out.append(int(pid))
+    return out
+
+
 class Signals(Campaigns):
     def test_sigkill_and_sigterm_take_the_launch_down(self):
         # A run that would measure for minutes: mpirun and two collbench ranks.
@@ -117,6 +134,8 @@ class Signals(Campaigns):
             # Nothing the sweep launched survives it: no mpirun, no rank still writing.
             self.assertTrue(eventually(lambda: not processes_mentioning(self.results), 20),
                             f"{sig.name} left {processes_mentioning(self.results)} running")
+            self.assertTrue(eventually(lambda: not session_members(launch["pid"]), 20),
+                            f"{sig.name} left {session_members(launch['pid'])} in the launch's session")
             self.assertFalse(os.path.exists(f"/proc/{launch['pid']}"))
         # The rerun sees the interrupted run and runs it again (a short one now).
         camp = self.small_campaign(name="killed")
