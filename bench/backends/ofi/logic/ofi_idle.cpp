@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <string_view>
+#include <string>
 
 #include "collbench/error.h"
 
