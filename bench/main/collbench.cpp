@@ -249,6 +249,19 @@ int ranks_per_process(int argc, char** argv) {
   }
 }
 
+/// This process's ranks: one, or with -t/-g each on a thread of its own, the most severe status
+/// being the process's.
+int run_process(Bootstrap& bootstrap, int argc, char** argv) {
+  const int per_process = ranks_per_process(argc, argv);
+  if (per_process == 1) return rank_main(bootstrap, argc, argv);
+  ThreadRanks ranks(bootstrap, per_process);
+  const std::vector<int> statuses = ranks.run([&](int index) {
+    const std::unique_ptr<Bootstrap> mine = ranks.bootstrap(index);
+    return rank_main(*mine, argc, argv);
+  });
+  return *std::max_element(statuses.begin(), statuses.end());
+}
+
 }  // namespace
 }  // namespace collbench
 
@@ -264,14 +277,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "collbench: cannot start: %s\n", e.what());
     return exit_status(ExitCode::kRuntime);
   }
-  const int per_process = ranks_per_process(argc, argv);
-  if (per_process == 1) return rank_main(*bootstrap, argc, argv);
-  // -t/-g: this process's ranks, each on a thread of its own; the most severe status is the
-  // process's.
-  ThreadRanks ranks(*bootstrap, per_process);
-  const std::vector<int> statuses = ranks.run([&](int index) {
-    const std::unique_ptr<Bootstrap> mine = ranks.bootstrap(index);
-    return rank_main(*mine, argc, argv);
-  });
-  return *std::max_element(statuses.begin(), statuses.end());
+  const int status = run_process(*bootstrap, argc, argv);
+  bootstrap->finish(status);
+  return status;
 }

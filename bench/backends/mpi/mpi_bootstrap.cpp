@@ -9,6 +9,7 @@
 
 #include "collbench/error.h"
 #include "mpi_check.h"
+#include "mpi_finalize.h"
 
 namespace collbench {
 namespace {
@@ -61,10 +62,15 @@ class MpiBootstrap final : public Bootstrap {
   }
 
   ~MpiBootstrap() override {
-    MPI_Comm_free(&local_);
-    MPI_Comm_free(&data_);
-    MPI_Comm_free(&control_);
+    if (finished_) return;
+    free_communicators();
     if (owns_mpi_) MPI_Finalize();
+  }
+
+  void finish(int exit_status) override {
+    free_communicators();
+    finished_ = true;
+    if (owns_mpi_) finalize_mpi(exit_status);
   }
 
   int rank() const override { return rank_; }
@@ -148,6 +154,12 @@ class MpiBootstrap final : public Bootstrap {
   MPI_Comm data() const { return data_; }
 
  private:
+  void free_communicators() {
+    MPI_Comm_free(&local_);
+    MPI_Comm_free(&data_);
+    MPI_Comm_free(&control_);
+  }
+
   static std::vector<std::string> cut(const std::string& all, const std::vector<int>& lengths,
                                       const std::vector<int>& offsets) {
     std::vector<std::string> out;
@@ -159,6 +171,7 @@ class MpiBootstrap final : public Bootstrap {
   }
 
   bool owns_mpi_ = false;
+  bool finished_ = false;  // finish() has freed the communicators and finalized MPI
   MPI_Comm control_ = MPI_COMM_NULL, data_ = MPI_COMM_NULL, local_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
   std::string hostname_;

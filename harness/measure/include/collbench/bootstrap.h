@@ -48,6 +48,10 @@ class Bootstrap {
   virtual std::unique_ptr<Bootstrap> split(int color, int key) = 0;
   /// Ends every rank of the job with `code`; `why` has already been reported.
   [[noreturn]] virtual void abort(int code, const std::string& why) = 0;
+  /// The process's last step before it exits with `exit_status`, every output written and
+  /// closed: ends its part in the launcher's job (MPI: MPI_Finalize). Without it, destruction
+  /// does the same on a path that could not decide a status.
+  virtual void finish(int exit_status) { (void)exit_status; }
 };
 
 /// A bootstrap for a single process (no launcher): rank 0 of 1.
