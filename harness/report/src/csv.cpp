@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <deque>
-#include <future>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -17,7 +18,7 @@ namespace collbench::report {
 
 namespace {
 
-constexpr std::size_t kBlockRows = 16384;
+constexpr std::size_t kBlockRows = 4096;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool needs_quotes(std::string_view text) {
@@ -234,21 +235,70 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
     }
     return;
   }
-  std::deque<std::future<fmt::memory_buffer>> window;
-  std::size_t next = 0;
-  while (next < blocks || !window.empty()) {
-    while (next < blocks && window.size() < 2 * static_cast<std::size_t>(workers)) {
+  // A fixed pool formats the blocks into a ring of buffers that are used again and again, and
+  // this thread writes them in order. Bounded memory: the ring, however many rows there are (a
+  // thread and a fresh buffer per block left freed blocks in every thread's heap).
+  const std::size_t slots = 2 * static_cast<std::size_t>(workers);
+  struct Slot {
+    fmt::memory_buffer buf;
+    std::size_t block = 0;  ///< the block the buffer holds when `ready`
+    bool ready = false;
+  };
+  std::vector<Slot> ring(slots);
+  std::mutex mutex;
+  std::condition_variable changed;
+  // Under the mutex: the next block a worker takes; how many blocks were written (block b may
+  // fill its slot once block b - slots is out); the first failure, which ends every thread.
+  std::size_t next = 0, written = 0;
+  std::exception_ptr failure;
+  auto fail = [&](std::exception_ptr e) {
+    std::lock_guard lock(mutex);
+    if (!failure) failure = std::move(e);
+    changed.notify_all();
+  };
+  auto work = [&] {
+    std::unique_lock lock(mutex);
+    while (!failure && next < blocks) {
       const std::size_t b = next++;
-      window.push_back(std::async(std::launch::async, [&format_rows, b, rows] {
-        fmt::memory_buffer buf;
-        format_rows(b * kBlockRows, std::min(rows, (b + 1) * kBlockRows), buf);
-        return buf;
-      }));
+      Slot& slot = ring[b % slots];
+      changed.wait(lock, [&] { return failure || b < written + slots; });
+      if (failure) return;
+      lock.unlock();
+      try {
+        slot.buf.clear();
+        format_rows(b * kBlockRows, std::min(rows, (b + 1) * kBlockRows), slot.buf);
+      } catch (...) {
+        fail(std::current_exception());
+        return;
+      }
+      lock.lock();
+      slot.block = b;
+      slot.ready = true;
+      changed.notify_all();
     }
-    fmt::memory_buffer buf = window.front().get();
-    window.pop_front();
-    sink(std::string_view(buf.data(), buf.size()));
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    Slot& slot = ring[b % slots];
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return failure || (slot.ready && slot.block == b); });
+      if (failure) break;
+    }
+    try {
+      sink(std::string_view(slot.buf.data(), slot.buf.size()));
+    } catch (...) {
+      fail(std::current_exception());
+      break;
+    }
+    std::lock_guard lock(mutex);
+    slot.ready = false;
+    ++written;
+    changed.notify_all();
   }
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace collbench::report

@@ -76,11 +76,12 @@ std::string page(const std::string& title, const std::string& header_lines, cons
                      fmt::arg("body", body));
 }
 
-std::string figure(const Chart& chart) {
+// `svg`: the chart's <svg> element (render_svg(chart, false)).
+std::string figure(const Chart& chart, std::string_view svg) {
   return fmt::format(
       "<figure id=\"fig-{0}\">\n{1}<figcaption>SVG file: <a "
       "href=\"{0}.svg\">{0}.svg</a></figcaption>\n</figure>\n",
-      xml_escape(chart.id), render_svg(chart, false));
+      xml_escape(chart.id), svg);
 }
 
 std::string scroll(const std::string& table) {
@@ -103,12 +104,11 @@ std::string problems_section(const ResultSet& set, std::string_view id, std::str
   return s + "</section>\n";
 }
 
-std::string fingerprint_section(const ResultSet& set, const Model& model, std::string_view id,
+std::string fingerprint_section(const Model& model, const std::vector<Fingerprint>& prints,
+                                const std::vector<EnvDifference>& env, std::string_view id,
                                 std::string_view heading) {
   std::string s = fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", id, heading);
-  const auto prints = fingerprints(set, model);
   s += scroll(html_table(fingerprint_table(prints), "fingerprints"));
-  const auto env = env_differences(set, model);
   if (!env.empty()) {
     s += "<h3>Environment differences between configurations</h3>\n";
     s += "<p class=\"note\">Recorded variables (NCCL_*, FI_*, UCX_*, OMPI_MCA_*, …) whose value is "
@@ -146,7 +146,8 @@ std::string files_list(const std::vector<std::string>& files) {
 }  // namespace
 
 std::string index_html(const ResultSet& set, const Model& model, const ReportCharts& charts,
-                       const ReportOptions& options, const ReferenceReport& reference) {
+                       const ReportFindings& findings, const ReportOptions& options,
+                       const ReferenceReport& reference) {
   const std::string title = report_title(set, options);
   std::string header = fmt::format(
       "<p>{} measurements from {} file(s): {} run(s), {} configuration(s), {} test(s).{}</p>\n",
@@ -160,7 +161,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
 
   std::string nav;
   if (!set.diagnostics.empty()) nav += "<a href=\"#problems\">Input problems</a>";
-  const SuspectReport suspects = find_suspects(set);
+  const SuspectReport& suspects = findings.suspects;
   nav += suspects_html_nav(suspects);
   if (reference.active) nav += "<a href=\"#reference\">Reference figures</a>";
   nav +=
@@ -170,7 +171,8 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
       "<a href=\"#notes\">How to read</a>";
 
   std::string body = problems_section(set, "problems", "Input problems");
-  body += fingerprint_section(set, model, "fingerprints", "Run fingerprints");
+  body += fingerprint_section(model, findings.fingerprints, findings.env, "fingerprints",
+                              "Run fingerprints");
   body += suspects_html_section(suspects);
   body += reference_html(reference, model);
 
@@ -190,12 +192,12 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
                         options.charts.max_series_per_panel)
           : "");
   body += "<div class=\"charts\">\n";
-  for (const auto& c : charts.busbw) body += figure(c);
+  for (const auto& c : charts.busbw) body += figure(c, charts.svg.at(c.id));
   body += "</div>\n";
   body += "</section>\n<section id=\"latency\">\n<h2>Latency (small messages)</h2>\n";
   body += "<p class=\"note\">Time per operation against size, both axes logarithmic.</p>\n";
   body += "<div class=\"charts\">\n";
-  for (const auto& c : charts.latency) body += figure(c);
+  for (const auto& c : charts.latency) body += figure(c, charts.svg.at(c.id));
   body += "</div>\n";
   body += "</section>\n<section id=\"scaling\">\n<h2>Scaling with node count</h2>\n";
   if (charts.scaling.empty()) {
@@ -212,7 +214,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
         }());
   }
   body += "<div class=\"charts\">\n";
-  for (const auto& c : charts.scaling) body += figure(c);
+  for (const auto& c : charts.scaling) body += figure(c, charts.svg.at(c.id));
   body += "</div>\n";
   body += "</section>\n<section id=\"figures\">\n<h2>Figures per test</h2>\n";
   body +=
@@ -311,11 +313,11 @@ std::string comparison_html(const ResultSet& baseline_set, const Model& baseline
   body += scroll(html_table(per_test_table(c), "per-test"));
   body += "</section>\n<section id=\"ratios\">\n<h2>Candidate / baseline</h2>\n";
   body += "<div class=\"charts\">\n";
-  for (const auto& chart : ratio_charts) body += figure(chart);
+  for (const auto& chart : ratio_charts) body += figure(chart, render_svg(chart, false));
   body += "</div>\n";
   body += "</section>\n<section id=\"curves\">\n<h2>Bus bandwidth, side by side</h2>\n";
   body += "<div class=\"charts\">\n";
-  for (const auto& chart : overlay_charts) body += figure(chart);
+  for (const auto& chart : overlay_charts) body += figure(chart, render_svg(chart, false));
   body += "</div>\n";
   body += "</section>\n<section id=\"points\">\n<h2>Flagged points</h2>\n";
   bool any = false;
@@ -336,8 +338,11 @@ std::string comparison_html(const ResultSet& baseline_set, const Model& baseline
   body += "</section>\n";
   body += problems_section(baseline_set, "baseline-problems", "Baseline input problems");
   body += problems_section(candidate_set, "candidate-problems", "Candidate input problems");
-  body += fingerprint_section(baseline_set, baseline, "baseline", "Baseline runs");
-  body += fingerprint_section(candidate_set, candidate, "candidate", "Candidate runs");
+  body += fingerprint_section(baseline, fingerprints(baseline_set, baseline),
+                              env_differences(baseline_set, baseline), "baseline", "Baseline runs");
+  body +=
+      fingerprint_section(candidate, fingerprints(candidate_set, candidate),
+                          env_differences(candidate_set, candidate), "candidate", "Candidate runs");
   std::vector<std::string> files{"compare.csv", "summary.md"};
   for (const auto* list : {&ratio_charts, &overlay_charts}) {
     for (const auto& chart : *list) files.push_back(chart.id + ".svg");

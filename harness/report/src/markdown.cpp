@@ -8,7 +8,8 @@ namespace collbench::report {
 
 using namespace detail;
 
-std::string summary_markdown(const ResultSet& set, const Model& model, const ReportOptions& options,
+std::string summary_markdown(const ResultSet& set, const Model& model,
+                             const ReportFindings& findings, const ReportOptions& options,
                              const ReferenceReport& reference) {
   std::string md = fmt::format("# {}\n\n", report_title(set, options));
   md += fmt::format("{} measurements from {} file(s): {} run(s), {} configuration(s), {} test(s).",
@@ -31,9 +32,9 @@ std::string summary_markdown(const ResultSet& set, const Model& model, const Rep
     md += "\nSee index.html for the file and line of each.\n";
   }
 
-  const auto prints = fingerprints(set, model);
+  const auto& prints = findings.fingerprints;
   md += "\n## Configurations\n\n" + markdown_table(fingerprint_table(prints));
-  const auto env = env_differences(set, model);
+  const auto& env = findings.env;
   if (!env.empty())
     md +=
         "\n### Environment differences between configurations\n\n" + markdown_table(env_table(env));
@@ -42,7 +43,7 @@ std::string summary_markdown(const ResultSet& set, const Model& model, const Rep
     md += "\n### Settings the library ran with, not launched with\n\n" + markdown_table(settings);
   }
 
-  md += suspects_markdown_section(find_suspects(set));
+  md += suspects_markdown_section(findings.suspects);
   md += reference_markdown(reference, model);
 
   md +=

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "collbench/error.h"
 #include "collbench/report/suspects.h"
@@ -125,6 +127,16 @@ void add_reference_overlays(ReportCharts& charts, const Model& model,
   }
 }
 
+void render_charts(ReportCharts& charts) {
+  for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
+    for (const auto& chart : *list) charts.svg[chart.id] = render_svg(chart, false);
+  }
+}
+
+ReportFindings find_report_findings(const ResultSet& set, const Model& model) {
+  return {find_suspects(set), fingerprints(set, model), env_differences(set, model)};
+}
+
 std::vector<std::string> write_report(const ResultSet& set, const Model& model,
                                       const ReportOptions& options, const std::string& dir,
                                       const ReferenceReport& reference) {
@@ -139,12 +151,36 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   names.push_back("index.html");
   detail::check_report_directory(detail::InputFiles(all_inputs(options)), dir, names);
   detail::StagedFiles files(dir, true);
-  files.write("results.csv", [&](const Sink& sink) { write_results_csv(set, model, sink); });
-  files.write("summary.md", summary_markdown(set, model, options, reference));
-  for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
-    for (const auto& chart : *list) files.write(chart.id + ".svg", render_svg(chart, true));
+  // results.csv is most of what the report writes (half a gigabyte for a million rows): it is
+  // formatted and written on a thread of its own while this one lays out the pages, which only
+  // read the rows. The pages are written after it, so the files are staged one at a time.
+  std::exception_ptr csv_failure;
+  std::thread csv_writer([&] {
+    try {
+      files.write("results.csv", [&](const Sink& sink) { write_results_csv(set, model, sink); });
+    } catch (...) {
+      csv_failure = std::current_exception();
+    }
+  });
+  std::string summary, html;
+  std::exception_ptr page_failure;
+  try {
+    render_charts(charts);
+    const ReportFindings findings = find_report_findings(set, model);
+    summary = summary_markdown(set, model, findings, options, reference);
+    html = index_html(set, model, charts, findings, options, reference);
+  } catch (...) {
+    page_failure = std::current_exception();
   }
-  files.write("index.html", index_html(set, model, charts, options, reference));
+  csv_writer.join();
+  if (csv_failure) std::rethrow_exception(csv_failure);
+  if (page_failure) std::rethrow_exception(page_failure);
+  files.write("summary.md", summary);
+  for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
+    for (const auto& chart : *list)
+      files.write(chart.id + ".svg", svg_file(charts.svg.at(chart.id)));
+  }
+  files.write("index.html", html);
   files.commit();
   return names;
 }

@@ -239,6 +239,17 @@ std::string tick_label(const Axis& axis, double value) {
   return text;
 }
 
+namespace {
+constexpr std::string_view kXmlDeclaration = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+}  // namespace
+
+std::string svg_file(std::string_view svg_element) {
+  std::string file;
+  file.reserve(kXmlDeclaration.size() + svg_element.size());
+  file.append(kXmlDeclaration).append(svg_element);
+  return file;
+}
+
 std::string render_svg(const Chart& chart, bool standalone) {
   const int panel_count = std::max<int>(1, static_cast<int>(chart.panels.size()));
   const int cols = std::max(1, std::min(chart.columns, panel_count));
@@ -335,7 +346,7 @@ std::string render_svg(const Chart& chart, bool standalone) {
 
   fmt::memory_buffer out;
   auto put = [&out](std::string_view s) { out.append(s.data(), s.data() + s.size()); };
-  if (standalone) put("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  if (standalone) put(kXmlDeclaration);
   fmt::format_to(
       std::back_inserter(out),
       R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="{id}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-labelledby="{id}-title" font-family="{font}" font-size="12">)"

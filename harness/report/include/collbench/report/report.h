@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "collbench/report/model.h"
 #include "collbench/report/reference.h"
 #include "collbench/report/results.h"
+#include "collbench/report/suspects.h"
 
 namespace collbench::report {
 
@@ -64,22 +66,32 @@ using Sink = std::function<void(std::string_view)>;
 /// metric a column.
 void write_results_csv(const ResultSet& set, const Model& model, const Sink& sink);
 
+struct ReportFindings;
+
 /// summary.md; with a reference report, its "Reference figures" section.
-std::string summary_markdown(const ResultSet& set, const Model& model, const ReportOptions& options,
+std::string summary_markdown(const ResultSet& set, const Model& model,
+                             const ReportFindings& findings, const ReportOptions& options,
                              const ReferenceReport& reference = {});
 
 /// The charts of a report, in page order (their ids are the SVG file names without ".svg").
 struct ReportCharts {
   std::vector<Chart> busbw, latency, scaling;
+  /// Each chart's <svg> element by chart id (render_charts), made once for index.html and the
+  /// chart's own file.
+  std::map<std::string, std::string> svg;
 };
 ReportCharts build_charts(const Model& model, const ChartOptions& options);
 /// Adds the reference figures to the busbw and latency charts of their tests.
 void add_reference_overlays(ReportCharts& charts, const Model& model,
                             const ReferenceReport& reference);
 
-/// index.html, with the charts inline.
+/// Renders every chart of `charts` into charts.svg (after the reference overlays are added).
+void render_charts(ReportCharts& charts);
+
+/// index.html, with the charts inline (rendered: render_charts).
 std::string index_html(const ResultSet& set, const Model& model, const ReportCharts& charts,
-                       const ReportOptions& options, const ReferenceReport& reference = {});
+                       const ReportFindings& findings, const ReportOptions& options,
+                       const ReferenceReport& reference = {});
 
 /// Writes index.html, every chart's SVG, results.csv and summary.md into `dir` (created when
 /// missing). Returns the file names written.
@@ -121,6 +133,15 @@ struct EnvDifference {
   std::vector<std::pair<std::string, std::vector<std::string>>> values;
 };
 std::vector<EnvDifference> env_differences(const ResultSet& set, const Model& model);
+
+/// What index.html and summary.md both show beyond the model: found once for both, since
+/// each is a pass over every row (the suspects) or every run's context (the fingerprints).
+struct ReportFindings {
+  SuspectReport suspects;
+  std::vector<Fingerprint> fingerprints;
+  std::vector<EnvDifference> env;
+};
+ReportFindings find_report_findings(const ResultSet& set, const Model& model);
 
 /// One line per input problem: "file:line: kind: message".
 std::string format_diagnostic(const Diagnostic& d);

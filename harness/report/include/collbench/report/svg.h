@@ -90,6 +90,9 @@ struct Chart {
 
 /// Renders the chart as one <svg> element (with an XML declaration when `standalone`).
 std::string render_svg(const Chart& chart, bool standalone);
+/// A chart's .svg file: the XML declaration, then its <svg> element (render_svg(chart, false)):
+/// what render_svg(chart, true) makes, from an element already rendered.
+std::string svg_file(std::string_view svg_element);
 
 /// Style of series `style`: colour (Okabe–Ito), marker shape name and dash pattern.
 std::string_view style_color(int style);
