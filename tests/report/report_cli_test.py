@@ -227,6 +227,46 @@ class Cli(unittest.TestCase):
         code, _, stderr = run(d, "--strict", "-o", scratch("mixed-strict"))
         self.assertEqual(code, 0, stderr)
 
+    def test_ranks_option_for_runs_that_state_none(self):
+        """--ranks N: OSU's all_gather sizes become whole buffers and all_reduce gets a busbw,
+        where the output does not state its rank count; a bad value is bad usage."""
+        imports = os.path.join(FIXTURES, "imports")
+        allgather = os.path.join(imports, "osu_allgather.txt")
+        # Without the count the rows are refused, with the fix in the message: no usable rows.
+        out = scratch("ranks-none")
+        code, _, stderr = run(allgather, "-o", out)
+        self.assertEqual(code, 2, stderr)
+        self.assertIn("9 row(s) not read: give the rank count with --ranks N", stderr)
+        out = scratch("ranks-4")
+        code, stdout, stderr = run(allgather, os.path.join(imports, "osu_allreduce-no-hash-ucc981.txt"),
+                                   "--ranks", "4", "-o", out)
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("--ranks 4 is used for them (label given=ranks)", stderr)
+        with open(os.path.join(out, "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 9 + 21)
+        gather = [r for r in rows if r["test"] == "all_gather"]
+        self.assertEqual([int(r["bytes"]) for r in gather[:3]], [16, 32, 64])  # 4 ranks × 4, 8, 16
+        self.assertTrue(all(r["nranks"] == "4" and r["label_given"] == "ranks" for r in rows))
+        self.assertTrue(all(r["busbw_gbps"] != "" for r in rows))
+        # A count the file states is kept: the mpirun line's 64 ranks.
+        out = scratch("ranks-stated")
+        code, _, stderr = run(os.path.join(imports, "osu_allgather-64-ranks-mpirun.txt"),
+                              "--ranks", "4", "-o", out)
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("--ranks 4 differs from the 64 rank(s)", stderr)
+        with open(os.path.join(out, "results.csv")) as f:
+            self.assertEqual({r["nranks"] for r in csv.DictReader(f)}, {"64"})
+        for bad in ("0", "-3", "four", "2.5", "99999999999"):
+            out = os.path.join(SCRATCH, "ranks-bad")
+            shutil.rmtree(out, ignore_errors=True)
+            code, stdout, stderr = run(allgather, "--ranks", bad, "-o", out)
+            self.assertEqual(code, 2, bad)
+            self.assertEqual(stdout, "")
+            self.assertEqual(len(stderr.strip().splitlines()), 1, stderr)
+            self.assertIn(f"--ranks {bad}: give the number of ranks", stderr)
+            self.assertFalse(os.path.exists(out))
+
     def test_nccl_tests_baseline_against_collbench_candidate(self):
         """Years-old nccl-tests output as the baseline of a comparison with a verdict."""
         baseline = os.path.join(FIXTURES, "imports", "nccl-tests-2.18-tag-output.log")

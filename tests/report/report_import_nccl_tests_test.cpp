@@ -2,8 +2,10 @@
 // layouts, several runs per file, launcher prefixes, garbage and cut lines) and of its -J JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "collbench/report/report.h"
@@ -16,6 +18,7 @@ using testing::dump_diagnostics;
 using testing::has;
 using testing::import_text;
 using testing::read_import;
+using testing::read_import_ranks;
 
 std::vector<const ReadRow*> rows_of(const ResultSet& set, std::string_view test,
                                     Placement placement = Placement::kOutOfPlace) {
@@ -400,6 +403,190 @@ TEST(ImportNcclTestsText, LastRowCutInItsInPlaceHalfKeepsItsOutOfPlaceHalf) {
   EXPECT_DOUBLE_EQ(*set.rows[2].busbw_gbps, 15.73);
   EXPECT_TRUE(has(set, Diagnostic::Kind::kTruncated, "its out-of-place half is read", 12))
       << dump_diagnostics(set);
+}
+
+TEST(ImportNcclTestsText, TailWithoutItsHeaderIsReadByTheOneLayoutItsRowsFit) {
+  // Six rows and the footer: 13 words, float, sum, -1, #wrong 0 fit only 2.1x's layout, and the
+  // rows tell all_reduce on 24 ranks (busbw / algbw = 96.45 / 50.32).
+  EXPECT_EQ(sniff_format(import_text("headerless-tail-issue119.txt")), InputFormat::kNcclTestsText);
+  const auto set = read_import("headerless-tail-issue119.txt");
+  expect_inferred(set, "all_reduce", 24, 12u,
+                  "inferred from its rows as all_reduce on 24 rank(s) (size = 1 x count x type "
+                  "size, redop sum, root -1, in-place checked, busbw / algbw = 1.917)");
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported,
+                  "no header above these rows: their columns are read as the only layout of "
+                  "nccl-tests their words fit (13 columns: size count type redop root",
+                  1))
+      << dump_diagnostics(set);
+  const ReadRow& first = set.rows[0];
+  EXPECT_EQ(*first.labels.find("inferred"), "columns+test+ranks");
+  EXPECT_EQ(first.bytes, 127926280u);
+  EXPECT_EQ(first.count, 31981570u);
+  EXPECT_EQ(first.op, ReduceOp::kSum);
+  EXPECT_FALSE(first.root);
+  EXPECT_EQ(first.placement, Placement::kOutOfPlace);
+  EXPECT_DOUBLE_EQ(first.time_us->reported, 2560.7);
+  EXPECT_DOUBLE_EQ(*first.busbw_gbps, 95.75);
+  EXPECT_EQ(first.wrong, 0);
+  EXPECT_EQ(set.rows[1].placement, Placement::kInPlace);
+  EXPECT_DOUBLE_EQ(set.rows.back().time_us->reported, 2660.4);
+  EXPECT_EQ(set.contexts.at(first.run_id).context.nranks, 24);
+}
+
+TEST(ImportNcclTestsText, HeadWithoutItsHeaderTellsItsTestOnTheRanksGiven) {
+  // Nine rows and nothing else, bandwidths too small for a ratio: all_reduce, or reduce_scatter
+  // on one rank. The file is still recognised, by its rows.
+  EXPECT_EQ(sniff_format(import_text("headerless-16-nodes-issue1469.txt")),
+            InputFormat::kNcclTestsText);
+  const auto set = read_import("headerless-16-nodes-issue1469.txt");
+  EXPECT_TRUE(set.rows.empty());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord,
+                  "its rows fit all_reduce or reduce_scatter (size = 1 x count x type size, redop "
+                  "sum, root -1, in-place checked); its 9 row(s) are skipped: name the file after "
+                  "the test, e.g. all_reduce_perf.log, or give the rank count with --ranks N",
+                  1))
+      << dump_diagnostics(set);
+  // 16 nodes × 8 H100: on 128 ranks only all_reduce fits; the count is the user's.
+  const auto given = read_import_ranks("headerless-16-nodes-issue1469.txt", 128);
+  ASSERT_EQ(given.rows.size(), 18u) << dump_diagnostics(given);
+  for (const auto& r : given.rows) {
+    EXPECT_EQ(r.test, "all_reduce");
+    EXPECT_EQ(r.nranks, 128);
+    EXPECT_EQ(*r.labels.find("inferred"), "columns+test");
+    EXPECT_EQ(*r.labels.find("given"), "ranks");
+  }
+  EXPECT_TRUE(has(given, Diagnostic::Kind::kImported,
+                  "inferred from its rows as all_reduce (size = 1 x count x type size, redop sum, "
+                  "root -1, in-place checked, on the 128 rank(s) --ranks gives)"))
+      << dump_diagnostics(given);
+  // 8 B in 72.01 us, printed 0.00: computed, with the bus factor of 128 ranks.
+  EXPECT_DOUBLE_EQ(*given.rows[0].algbw_gbps, 8 / 72.01e3);
+  EXPECT_DOUBLE_EQ(*given.rows[0].busbw_gbps, 8 / 72.01e3 * 2 * 127 / 128);
+  EXPECT_EQ(given.count(Diagnostic::Kind::kBadRecord), 0u);
+  // Cut within its last row, as a paste may be: that row is truncated, the others are read.
+  const std::string text = import_text("headerless-16-nodes-issue1469.txt");
+  const auto cut =
+      read_results_texts({{"paste.txt", text.substr(0, text.size() - 30)}}, ImportOptions{128});
+  EXPECT_EQ(cut.rows.size(), 16u) << dump_diagnostics(cut);
+  EXPECT_TRUE(has(cut, Diagnostic::Kind::kTruncated, "ends mid-row", 9)) << dump_diagnostics(cut);
+}
+
+TEST(ImportNcclTestsText, OldLayoutsAreToldByTheirRowsAlone) {
+  // The DGX-2 log with every header line taken out: 11 words (all_gather), 12 with redop
+  // (all_reduce) and 12 with root (broadcast), "error" values: the same rows as with headers.
+  std::string text, line;
+  std::istringstream log(import_text("dgx2-v100-old-format.log"));
+  while (std::getline(log, line)) {
+    if (line.find("size") == std::string::npos && line.find("(B)") == std::string::npos &&
+        line.find("out-of-place") == std::string::npos) {
+      text += line + "\n";
+    }
+  }
+  const auto headered = read_import("dgx2-v100-old-format.log");
+  const auto set = read_results_texts({{"dgx2.log", text}});
+  ASSERT_EQ(set.rows.size(), headered.rows.size()) << dump_diagnostics(set);
+  for (std::size_t i = 0; i < set.rows.size(); ++i) {
+    const ReadRow& a = set.rows[i];
+    const ReadRow& b = headered.rows[i];
+    EXPECT_EQ(a.test, b.test) << i;
+    EXPECT_EQ(a.bytes, b.bytes) << i;
+    EXPECT_EQ(a.count, b.count) << i;
+    EXPECT_EQ(a.dtype, b.dtype) << i;
+    EXPECT_EQ(a.op, b.op) << i;
+    EXPECT_EQ(a.root, b.root) << i;
+    EXPECT_EQ(a.placement, b.placement) << i;
+    EXPECT_EQ(a.wrong, b.wrong) << i;
+    EXPECT_EQ(a.time_us->reported, b.time_us->reported) << i;
+    EXPECT_EQ(a.busbw_gbps, b.busbw_gbps) << i;
+    EXPECT_EQ(*a.labels.find("inferred"), "columns");  // the tests are named by the Running lines
+  }
+  EXPECT_TRUE(
+      has(set, Diagnostic::Kind::kImported, "(11 columns: neither redop nor root; \"error\""))
+      << dump_diagnostics(set);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "(12 columns: root and no redop"));
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "(12 columns: redop and no root"));
+}
+
+TEST(ImportNcclTestsText, HeaderlessRowsOfNoOneLayoutAreRefusedSayingWhy) {
+  const std::string new_row =
+      "     1048576        262144     float     sum      -1    10.00  104.86  183.50      0    "
+      "10.00  104.86  183.50      0\n";
+  const std::string old_row =
+      "     2097152        524288   float     sum    75.95   27.61   27.61  0e+00    75.47   27.79 "
+      "  27.79  0e+00\n";
+  const std::string count_row =
+      "     4194304       1048576   float     sum    90.08   46.56   46.56      0    89.17   47.04 "
+      "  47.04      0\n";
+  const std::string timed_row =  // 2.19's per-iteration columns: not one of the layouts
+      "     1048576        262144     float     sum      -1    10.00  104.86  183.50      0  9.1  "
+      "9.9  10.9  0.02    10.00  104.86  183.50      0\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {new_row + old_row + new_row,
+       "line 2 fits other columns (12 columns: redop and no root) than the rows above it (13 "
+       "columns"},
+      {timed_row + new_row, "line 1 fits none of the layouts nccl-tests has printed"},
+      {old_row + count_row,
+       "line 2 has a #wrong count where the rows above have an error value, or the other way "
+       "round"},
+  };
+  for (const auto& [rows, why] : cases) {
+    const auto set =
+        read_results_texts({{"all_reduce_perf.txt", rows + "# Out of bounds values : 0 OK\n"}});
+    EXPECT_TRUE(set.rows.empty()) << why;
+    EXPECT_EQ(set.count(Diagnostic::Kind::kBadRecord), 1u) << dump_diagnostics(set);
+    EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord,
+                    "nccl-tests rows without their header (the table's column names): " + why, 1))
+        << dump_diagnostics(set);
+    EXPECT_TRUE(has(set, Diagnostic::Kind::kBadRecord,
+                    "so their columns cannot be told; its " +
+                        std::to_string(std::count(rows.begin(), rows.end(), '\n')) +
+                        " row(s) are skipped: keep the header line"));
+  }
+  // A line that only starts like a row (a size and a count, no type) is not held at all.
+  const auto noise =
+      read_results_texts({{"all_reduce_perf.txt",
+                           std::string(kTableHeader) + new_row + "# Avg bus bandwidth : 1\n" +
+                               "12 34 apples and 56 pears, 78 plums and more in the basket\n"}});
+  EXPECT_EQ(noise.rows.size(), 2u);
+  EXPECT_EQ(noise.count(Diagnostic::Kind::kBadRecord), 0u) << dump_diagnostics(noise);
+  // Two rows and no footer do not make a file nccl-tests'; three do, and so does a footer.
+  EXPECT_EQ(sniff_format(new_row + new_row), InputFormat::kCollbench);
+  EXPECT_EQ(sniff_format(new_row + new_row + new_row), InputFormat::kNcclTestsText);
+  EXPECT_EQ(sniff_format(old_row + "# Avg bus bandwidth    : 30.2993\n"),
+            InputFormat::kNcclTestsText);
+  EXPECT_EQ(sniff_format("# Avg bus bandwidth    : 30.2993\n"), InputFormat::kCollbench);
+}
+
+TEST(ImportNcclTestsText, SeparatorLinesEndRunsAndLabelTheNext) {
+  // The DGX-2 log's first two runs, their "Running:" lines made "====== <test>_perf ======".
+  const auto set = read_import("dgx2-v100-separators.log");
+  ASSERT_EQ(set.rows.size(), 124u) << dump_diagnostics(set);
+  const auto gather = rows_of(set, "all_gather");
+  const auto reduce = rows_of(set, "all_reduce");
+  ASSERT_EQ(gather.size(), 31u);  // the test named by the separator's words
+  ASSERT_EQ(reduce.size(), 31u);
+  EXPECT_EQ(*gather[0]->labels.find("section"), "all_gather_perf");
+  EXPECT_EQ(*reduce[0]->labels.find("section"), "all_reduce_perf");
+  EXPECT_NE(gather[0]->run_id, reduce[0]->run_id);
+  EXPECT_EQ(reduce[0]->line, 75u);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "2 run(s), 124 result row(s)"));
+  // Two tables pasted without banners: without the separator they would be one run, the
+  // second's device line unread; with it, each is its own run, the second on 72 ranks.
+  const std::string ring = import_text("ring-table-issue252.txt");
+  const std::string rack = import_text("nvl72-rack-pr43.txt");
+  const auto two = read_results_texts({{"pastes.txt", ring + "====== 2-node ======\n" + rack}});
+  ASSERT_EQ(two.rows.size(), 20u) << dump_diagnostics(two);
+  EXPECT_NE(two.rows.front().run_id, two.rows.back().run_id);
+  EXPECT_EQ(two.rows.front().nranks, 8);
+  EXPECT_FALSE(two.rows.front().labels.find("section"));
+  EXPECT_EQ(two.rows.back().nranks, 72);
+  EXPECT_EQ(*two.rows.back().labels.find("section"), "2-node");
+  EXPECT_EQ(two.count(Diagnostic::Kind::kDuplicate), 0u) << dump_diagnostics(two);
+  // A closing separator with nothing after it opens no empty run.
+  const auto closed = read_results_texts({{"pastes.txt", ring + "==========\n"}});
+  EXPECT_EQ(closed.rows.size(), 10u);
+  EXPECT_FALSE(has(closed, Diagnostic::Kind::kImported, "without result rows"))
+      << dump_diagnostics(closed);
 }
 
 TEST(ImportNcclTestsJson, EveryField) {

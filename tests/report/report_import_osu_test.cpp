@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collbench/report/report.h"
+#include "osu_text.h"
 #include "report_test_util.h"
 
 namespace collbench::report {
@@ -15,6 +16,7 @@ namespace {
 using testing::dump_diagnostics;
 using testing::has;
 using testing::read_import;
+using testing::read_import_ranks;
 
 TEST(ImportOsu, LatencyIsHalfTheRoundTripBetweenRanks0And1) {
   const auto set = read_import("osu_latency.txt");
@@ -91,6 +93,133 @@ TEST(ImportOsu, PerRankSizesAreNotRead) {
   EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "9 row(s) not read", 2))
       << dump_diagnostics(set);
   EXPECT_FALSE(has(set, Diagnostic::Kind::kImported, "without result rows"));
+}
+
+TEST(ImportOsu, AllgatherOnTheRanksItsMpirunLineStates) {
+  // "time mpirun ... -np 64 -map-by ppr:1:node ... osu_allgather" above OSU 5.8's table.
+  const auto set = read_import("osu_allgather-64-ranks-mpirun.txt");
+  ASSERT_EQ(set.rows.size(), 21u) << dump_diagnostics(set);
+  const ReadRow& first = set.rows.front();  // 1  256153.75
+  EXPECT_EQ(first.test, "all_gather");
+  EXPECT_EQ(first.nranks, 64);
+  EXPECT_EQ(first.nodes, kNotStated);    // mpirun's -map-by does not say it in so many words
+  EXPECT_EQ(first.bytes, 64u);           // the whole buffer: 64 ranks × 1 B
+  EXPECT_EQ(first.count, 1u);            // what each rank sends
+  EXPECT_EQ(first.dtype, DType::kInt8);  // no "# Datatype" line before 7.x: bytes
+  EXPECT_FALSE(first.op);
+  EXPECT_DOUBLE_EQ(first.time_us->reported, 256153.75);
+  EXPECT_DOUBLE_EQ(*first.algbw_gbps, 64 / 256153.75 / 1e3);
+  EXPECT_DOUBLE_EQ(*first.busbw_gbps, 64 / 256153.75 / 1e3 * 63 / 64);  // (n-1)/n
+  EXPECT_FALSE(first.labels.find("given"));
+  const ReadRow& last = set.rows.back();  // 1048576  5553244.52
+  EXPECT_EQ(last.bytes, 64u << 20);
+  EXPECT_EQ(last.count, 1u << 20);
+  EXPECT_DOUBLE_EQ(*last.busbw_gbps, (64.0 * (1 << 20)) / 5553244.52 / 1e3 * 63 / 64);
+  EXPECT_EQ(set.contexts.at(first.run_id).context.nranks, 64);
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported,
+                  "64 rank(s), as the command line on line 1 that runs osu_allgather states", 3))
+      << dump_diagnostics(set);
+  EXPECT_FALSE(has(set, Diagnostic::Kind::kImported, "not read"));
+  EXPECT_EQ(set.count(Diagnostic::Kind::kBadRecord), 0u) << dump_diagnostics(set);
+  // --ranks does not override what the file states; it says that they differ.
+  const auto given = read_import_ranks("osu_allgather-64-ranks-mpirun.txt", 16);
+  ASSERT_EQ(given.rows.size(), 21u);
+  EXPECT_EQ(given.rows[0].nranks, 64);
+  EXPECT_TRUE(has(given, Diagnostic::Kind::kImported, "--ranks 16 differs from the 64 rank(s)", 3))
+      << dump_diagnostics(given);
+}
+
+TEST(ImportOsu, PerRankSizesWithoutTheRankCountAreRefusedWithTheFix) {
+  // osu_allgather.txt holds the output alone, without "mpirun -np 4 ... osu_allgather".
+  const auto set = read_import("osu_allgather.txt");
+  EXPECT_TRUE(set.rows.empty());
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kImported,
+                  "9 row(s) not read: give the rank count with --ranks N, or keep the launcher's "
+                  "command line (mpirun -np N ... osu_allgather) above the output",
+                  2))
+      << dump_diagnostics(set);
+  // Given: 4 ranks × OSU's 4 B per rank = 16 B.
+  const auto given = read_import_ranks("osu_allgather.txt", 4);
+  ASSERT_EQ(given.rows.size(), 9u) << dump_diagnostics(given);
+  const ReadRow& r = given.rows.front();  // 4  5.70
+  EXPECT_EQ(r.nranks, 4);
+  EXPECT_EQ(r.bytes, 16u);
+  EXPECT_EQ(r.count, 4u);
+  EXPECT_DOUBLE_EQ(*r.busbw_gbps, 16 / 5.70 / 1e3 * 3 / 4);
+  EXPECT_EQ(*r.labels.find("given"), "ranks");
+  EXPECT_TRUE(has(given, Diagnostic::Kind::kImported,
+                  "1 run(s) state no rank count and their rows tell none: --ranks 4 is used"))
+      << dump_diagnostics(given);
+  // The bus factor of all_reduce needs the count too; point-to-point runs keep their two ranks.
+  const auto reduce = read_import_ranks("osu_allreduce.txt", 4);
+  ASSERT_EQ(reduce.rows.size(), 11u);
+  EXPECT_DOUBLE_EQ(*reduce.rows[0].busbw_gbps, 4 / 11.92 / 1e3 * 2 * 3 / 4);
+  EXPECT_EQ(reduce.rows[0].bytes, 4u);  // all_reduce's size is the whole buffer already
+  const auto latency = read_import_ranks("osu_latency.txt", 4);
+  EXPECT_EQ(latency.rows[0].nranks, 2);
+  EXPECT_FALSE(latency.rows[0].labels.find("given"));
+  EXPECT_FALSE(has(latency, Diagnostic::Kind::kImported, "--ranks 4"));
+}
+
+TEST(ImportOsu, OnlyALauncherLineRunningThatTestStatesItsRanks) {
+  const std::string table =
+      "# OSU MPI Allgather Latency Test v7.4\n# Datatype: MPI_CHAR.\n"
+      "# Size       Avg Latency(us)\n4                       5.70\n";
+  // Another program, a script, no count: nothing stated, the rows stay unread.
+  for (const std::string command :
+       {"mpirun -np 4 --oversubscribe osu_bcast -m 4:1024\n", "mpirun -np 4 ./run-osu.sh\n",
+        "mpirun -H a:2,b:2 ./osu_allgather\n", "mpirun ./osu_allgather -np 4\n"}) {
+    const auto set = read_results_texts({{"osu.txt", command + table}});
+    EXPECT_TRUE(set.rows.empty()) << command;
+    EXPECT_TRUE(has(set, Diagnostic::Kind::kImported, "1 row(s) not read")) << command;
+  }
+  // srun's forms, each with its own count; -N also gives the nodes.
+  const std::pair<std::string, int> launches[] = {
+      {"$ mpiexec -n 8 /opt/osu/libexec/osu_allgather -m 4:4\n", 8},
+      {"srun --ntasks=16 osu_allgather\n", 16},
+      {"srun -N 2 --ntasks-per-node=8 --mpi=pmix osu_allgather\n", 16},
+      {"srun  -N4 -n16 --tasks-per-node 4 apptainer exec ./mpicontainer.sif  "
+       "/osu-micro-benchmarks-7.5.2/c/mpi/collective/blocking/osu_allgather\n",
+       16}};
+  for (const auto& [command, ranks] : launches) {
+    const auto set = read_results_texts({{"osu.txt", command + table}});
+    ASSERT_EQ(set.rows.size(), 1u) << command << dump_diagnostics(set);
+    EXPECT_EQ(set.rows[0].nranks, ranks) << command;
+    EXPECT_EQ(set.rows[0].bytes, 4u * static_cast<unsigned>(ranks)) << command;
+  }
+  const auto srun =
+      read_results_texts({{"osu.txt", "srun -N 2 --ntasks-per-node=8 osu_allgather\n" + table}});
+  EXPECT_EQ(srun.rows.at(0).nodes, 2);
+  EXPECT_EQ(srun.contexts.at(srun.rows[0].run_id).context.nodes, 2);
+}
+
+TEST(ImportOsu, TableWhoseHashesMarkdownAteIsRead) {
+  // The real paste with "# " taken off its banner, "Datatype" and header lines.
+  EXPECT_EQ(sniff_format(testing::import_text("osu_allreduce-no-hash-ucc981.txt")),
+            InputFormat::kOsuText);
+  const auto set = read_import("osu_allreduce-no-hash-ucc981.txt");
+  ASSERT_EQ(set.rows.size(), 21u) << dump_diagnostics(set);
+  const ReadRow& r = set.rows[15];  // 32768  498.13
+  EXPECT_EQ(r.test, "all_reduce");
+  EXPECT_EQ(r.dtype, DType::kInt8);
+  EXPECT_EQ(r.bytes, 32768u);
+  EXPECT_DOUBLE_EQ(r.time_us->reported, 498.13);
+  EXPECT_EQ(set.contexts.at(r.run_id).context.libraries.at("osu"), "7.4");
+  // "mpirun -H b3115:128,...": 512 ranks, not stated as a count; --ranks gives it.
+  EXPECT_EQ(r.nranks, kNotStated);
+  EXPECT_FALSE(r.busbw_gbps);
+  const auto given = read_import_ranks("osu_allreduce-no-hash-ucc981.txt", 512);
+  ASSERT_EQ(given.rows.size(), 21u);
+  EXPECT_EQ(given.rows[15].nranks, 512);
+  EXPECT_DOUBLE_EQ(*given.rows[15].busbw_gbps, 32768 / 498.13 / 1e3 * 2 * 511 / 512);
+  // Prose is not a banner without its '#'; a banner is one with it.
+  using detail::is_osu_banner;
+  EXPECT_TRUE(is_osu_banner("OSU MPI Allreduce Latency Test v7.4"));
+  EXPECT_TRUE(is_osu_banner("OSU MPI-CUDA Bi-Directional Bandwidth Test v7.3"));
+  EXPECT_FALSE(is_osu_banner("OSU Test results"));
+  EXPECT_FALSE(is_osu_banner("OSU MPI Latency Test shows 1.2 us"));
+  EXPECT_FALSE(is_osu_banner("OSU Micro-Benchmarks were run on the Test partition v2"));
+  EXPECT_TRUE(is_osu_banner("# OSU MPI Latency Test (Version 2.0)"));
 }
 
 TEST(ImportOsu, LogOfSeveralRunsDatatypesValidationAndNoise) {

@@ -32,6 +32,11 @@ TEST(ImportFormats, SniffedFromTheContentNotTheName) {
   EXPECT_EQ(sniff_format(import_text("all_reduce_perf.json")), InputFormat::kNcclTestsJson);
   EXPECT_EQ(sniff_format(import_text("osu_bw.txt")), InputFormat::kOsuText);
   EXPECT_EQ(sniff_format(import_text("osu-loop.log")), InputFormat::kOsuText);
+  // A table's rows alone; OSU's banner without its '#'; a launcher line above a banner.
+  EXPECT_EQ(sniff_format(import_text("headerless-tail-issue119.txt")), InputFormat::kNcclTestsText);
+  EXPECT_EQ(sniff_format(import_text("osu_allreduce-no-hash-ucc981.txt")), InputFormat::kOsuText);
+  EXPECT_EQ(sniff_format(import_text("osu_allgather-64-ranks-mpirun.txt")), InputFormat::kOsuText);
+  EXPECT_EQ(sniff_format("OSU tests ran on the Test partition\n1 2 3\n"), InputFormat::kCollbench);
   EXPECT_EQ(sniff_format(run_text(RunSpec{})), InputFormat::kCollbench);
   EXPECT_EQ(sniff_format(""), InputFormat::kCollbench);
   EXPECT_EQ(sniff_format("{\"context\":{},\"benchmarks\":[]}"), InputFormat::kCollbench);
@@ -67,6 +72,24 @@ TEST(ImportFormats, TextHelpers) {
   EXPECT_EQ(detail::parse_number<double>("1e+06"), 1e6);
   EXPECT_FALSE(detail::parse_number<double>("N/A"));
   EXPECT_FALSE(detail::parse_number<int>("12x"));
+  using detail::launch_of;
+  const auto ranks = [](std::string_view line, std::string_view program) {
+    const auto launch = launch_of(line, program);
+    return launch ? launch->ranks : -1;  // -1: no launcher runs the program
+  };
+  EXPECT_EQ(ranks("mpirun -np 4 --oversubscribe osu_allgather -m 4:1024", "osu_allgather"), 4);
+  EXPECT_EQ(ranks("mpirun -n 4 ./osu_alltoall", "osu_alltoall"), 4);
+  EXPECT_EQ(ranks("/usr/bin/mpirun --np=6 osu_bcast", "osu_bcast"), 6);
+  EXPECT_EQ(ranks("srun -n16 osu_allgather", "osu_allgather"), 16);
+  EXPECT_EQ(ranks("srun --ntasks 12 osu_allgather", "osu_allgather"), 12);
+  EXPECT_EQ(ranks("srun -N 2 --ntasks-per-node=8 osu_allgather", "osu_allgather"), 16);
+  EXPECT_EQ(launch_of("srun -N 2 --ntasks-per-node=8 osu_allgather", "osu_allgather")->nodes, 2);
+  EXPECT_EQ(ranks("srun -N 2 osu_allgather", "osu_allgather"), 0);    // tasks per node not said
+  EXPECT_EQ(ranks("mpirun osu_allgather -n 4", "osu_allgather"), 0);  // the program's own option
+  EXPECT_EQ(ranks("mpirun -np 0 osu_allgather", "osu_allgather"), 0);
+  EXPECT_EQ(ranks("mpirun -np 4 osu_allgather", "osu_alltoall"), -1);
+  EXPECT_EQ(ranks("osu_allgather -np 4", "osu_allgather"), -1);  // no launcher
+  EXPECT_EQ(ranks("mpirun detected that one or more processes exited", "osu_reduce"), -1);
 }
 
 TEST(ImportFormats, DirectoriesTakeOtherOutputByContentAndLeaveTheRestAlone) {

@@ -207,6 +207,11 @@ inline ResultSet read_import(const std::string& name) {
   return read_results({(imports_dir() / name).string()});
 }
 
+/// The fixture `name` of imports_dir(), read with collbench-report --ranks `ranks`.
+inline ResultSet read_import_ranks(const std::string& name, int ranks) {
+  return read_results({(imports_dir() / name).string()}, ImportOptions{ranks});
+}
+
 /// The text of the fixture `name` of imports_dir().
 inline std::string import_text(const std::string& name) { return read_file(imports_dir() / name); }
 

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
 #include <span>
 #include <string_view>
+#include <system_error>
 
 #include "collbench/cli_values.h"
 #include "collbench/error.h"
@@ -68,6 +70,20 @@ double parse_threshold(const std::string& text) {
   return fraction;
 }
 
+// --ranks: a whole number of ranks, at least 1.
+int parse_ranks(const std::string& text) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < 1 || value > (1 << 24)) {
+    throw_usage(
+        "--ranks {}: give the number of ranks of the imported runs that do not state it, a whole "
+        "number from 1 to {} (e.g. --ranks 16)",
+        text, 1 << 24);
+  }
+  return value;
+}
+
 std::vector<std::uint64_t> parse_sizes(const std::string& flag, const std::string& text) {
   std::vector<std::uint64_t> sizes;
   std::size_t start = 0;
@@ -115,7 +131,7 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
   app.footer(kFooter);
   app.get_formatter()->column_width(32);
   std::string format = "html", threshold, y_scale = "linear", line = "p50", latency_max,
-              scaling_sizes;
+              scaling_sizes, ranks;
   std::vector<std::string> ignore;
   bool version = false, no_reference = false;
   app.add_option("inputs", o.inputs,
@@ -149,6 +165,9 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
   app.add_option(
       "--scaling-sizes", scaling_sizes,
       "Sizes of the scaling chart, e.g. 1M,64M,1G (default: 1M, 64M, 1G and the largest measured)");
+  app.add_option("--ranks", ranks,
+                 "Rank count of other tools' runs that state none (OSU output without its mpirun "
+                 "line, a pasted nccl-tests table); a count the output states is kept");
   app.add_flag("--strict", o.strict,
                "Treat any input problem (other than failed-status rows) as an error (exit 2)");
   app.add_flag("--suspects", o.suspects,
@@ -220,6 +239,7 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
     throw_usage("--verdicts needs reference figures; leave out --no-reference");
   }
   o.reference.use_default = one_report && !no_reference && o.reference.dirs.empty();
+  if (app.count("--ranks") > 0) o.imports.ranks = parse_ranks(ranks);
   if (!threshold.empty()) o.compare.threshold = parse_threshold(threshold);
   if (!threshold.empty() && o.baseline.empty() && o.candidate.empty()) {
     throw_usage("--threshold only applies to a comparison; add --baseline DIR --candidate DIR");

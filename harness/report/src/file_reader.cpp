@@ -12,7 +12,8 @@
 
 namespace collbench::report::detail {
 
-FileReader::FileReader(ResultSet& set) : set_(set) {
+FileReader::FileReader(ResultSet& set, const ImportOptions& imports)
+    : set_(set), imports_(imports) {
   if (set_.diagnostic_counts.size() < kKindCount) set_.diagnostic_counts.resize(kKindCount, 0);
 }
 
@@ -48,7 +49,7 @@ void FileReader::read_input(const InputFile& input, ReadLines read) {
   if (input.format == InputFormat::kCollbench) {
     result = read([&](const Line& line) { read_line(file, line); });
   } else {
-    const auto importer = make_importer(input, set_, file);
+    const auto importer = make_importer(input, set_, file, imports_);
     result = read([&](const Line& line) { importer->read_line(line); });
     importer->finish();
   }

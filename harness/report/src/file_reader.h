@@ -15,7 +15,8 @@ namespace collbench::report::detail {
 /// each fill their own (read_results merges them in order).
 class FileReader {
  public:
-  explicit FileReader(ResultSet& set);
+  /// `imports`: what the readers of other tools' output are told (--ranks).
+  FileReader(ResultSet& set, const ImportOptions& imports = {});
 
   void read_file(const InputFile& input);
   /// `text` read as if it were the file `input`.
@@ -29,6 +30,7 @@ class FileReader {
   void read_line(FileDiagnostics& file, const Line& line);
 
   ResultSet& set_;
+  ImportOptions imports_;
   LineReader lines_;
   RowDecoder decoder_;
 };

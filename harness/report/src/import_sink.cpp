@@ -43,14 +43,16 @@ RowTimes headline_times(double reported_us) {
   return times;
 }
 
-ImportSink::ImportSink(ResultSet& set, FileDiagnostics& file, InputFormat format)
+ImportSink::ImportSink(ResultSet& set, FileDiagnostics& file, InputFormat format,
+                       const ImportOptions& imports)
     : set_(set),
       file_(file),
       format_(format),
       tool_(tool_of(format)),
       base_labels_(std::vector<Label>{{Name("source"), Name(tool_), false}}),
       labels_(base_labels_),
-      backend_(format == InputFormat::kOsuText ? "mpi" : "nccl") {}
+      backend_(format == InputFormat::kOsuText ? "mpi" : "nccl"),
+      given_ranks_(std::max(imports.ranks, 0)) {}
 
 void ImportSink::begin_run(std::uint64_t line) {
   end_run();
@@ -62,6 +64,8 @@ void ImportSink::begin_run(std::uint64_t line) {
   context_ = RunContext{};
   devices_.clear();
   labels_ = base_labels_;
+  run_ranks_given_ = false;
+  run_ranks_disagree_ = false;
 }
 
 void ImportSink::hash_line(std::string_view text) {
@@ -86,6 +90,25 @@ void ImportSink::add_label(std::string_view key, std::string_view value) {
   std::vector<Label> labels = labels_.items();
   labels.push_back({Name(key), Name(value), false});
   labels_ = Labels(std::move(labels));
+}
+
+int ImportSink::settle_ranks(int from_output) {
+  if (from_output > 0) {
+    if (given_ranks_ > 0 && given_ranks_ != from_output && !run_ranks_disagree_) {
+      run_ranks_disagree_ = true;
+      note(run_line_, fmt::format("--ranks {} differs from the {} rank(s) of this run, which its "
+                                  "output states or its rows tell; {} kept",
+                                  given_ranks_, from_output, from_output));
+    }
+    return from_output;
+  }
+  if (given_ranks_ == 0) return 0;
+  if (!run_ranks_given_) {
+    run_ranks_given_ = true;
+    ++runs_given_ranks_;
+    add_label("given", "ranks");
+  }
+  return given_ranks_;
 }
 
 ReadRow& ImportSink::add_row(std::uint64_t line, const RunFacts& facts) {
@@ -174,6 +197,11 @@ void ImportSink::end_run() {
 
 void ImportSink::finish(std::string_view lacks) {
   end_run();
+  if (runs_given_ranks_ > 0) {
+    note(0, fmt::format("{} run(s) state no rank count and their rows tell none: --ranks {} is "
+                        "used for them (label given=ranks)",
+                        runs_given_ranks_, given_ranks_));
+  }
   note(0, fmt::format("read as {}: {} run(s), {} result row(s); {}", describe(format_), runs_,
                       rows_, lacks));
 }

@@ -55,8 +55,10 @@ struct RunFacts {
 /// to the same bytes) is a repeat: its k-th occurrence gets the id with "-k" appended.
 class ImportSink {
  public:
-  /// Rows go into `set`, problems into `file`; `format` is the tool whose output this is.
-  ImportSink(ResultSet& set, FileDiagnostics& file, InputFormat format);
+  /// Rows go into `set`, problems into `file`; `format` is the tool whose output this is;
+  /// `imports` what the user says of such output (--ranks).
+  ImportSink(ResultSet& set, FileDiagnostics& file, InputFormat format,
+             const ImportOptions& imports = {});
 
   /// Starts a run whose first line is `line` (its banner); the current one ends first.
   void begin_run(std::uint64_t line);
@@ -71,6 +73,13 @@ class ImportSink {
   void set_backend(std::string_view backend);
   /// Adds the label key=value to the rows of the current run added from now on.
   void add_label(std::string_view key, std::string_view value);
+  /// The rank count of the current run's rows, once its output has said what it says:
+  /// `from_output` (stated, or told by its rows; 0 when neither) wins, and --ranks is noted where
+  /// it differs; else the count given with --ranks (0 when none), whose rows are then labelled
+  /// given=ranks and counted for the file's note. Call it before the rows it applies to.
+  int settle_ranks(int from_output);
+  /// --ranks, 0 when not given.
+  int given_ranks() const { return given_ranks_; }
   /// A new row of the current run read at `line`, with what `facts` state and the backend,
   /// labels, file and line set; unmeasured. Counted as a record of the file.
   ReadRow& add_row(std::uint64_t line, const RunFacts& facts);
@@ -99,8 +108,12 @@ class ImportSink {
   Labels base_labels_;  ///< source=<tool>: every row's
   Labels labels_;       ///< the current run's rows'
   Name backend_;
+  int given_ranks_ = 0;  ///< --ranks, 0 when not given
   bool in_run_ = false;
   bool run_noted_ = false;
+  bool run_ranks_given_ = false;     ///< the current run's rows take --ranks
+  bool run_ranks_disagree_ = false;  ///< the current run's stated count differs from --ranks
+  std::uint64_t runs_given_ranks_ = 0;
   std::uint64_t run_line_ = 0;
   std::uint64_t hash_ = 0;
   std::size_t first_row_ = 0;

@@ -31,6 +31,20 @@ std::optional<T> parse_number(std::string_view text) {
 /// "./build/all_reduce_perf_mpi" -> "all_reduce". "" when `text` holds no "<name>_perf".
 std::string_view nccl_tests_program_test(std::string_view text);
 
+/// What a launcher's command line states of the processes it starts.
+struct LaunchLine {
+  int ranks = 0;  ///< 0: not stated
+  int nodes = 0;  ///< srun's -N; 0: not stated
+};
+
+/// What the launcher command in `line` states of its run of `program` (a word naming it, a path
+/// to it included): mpirun, mpiexec, orterun, prterun and mpirun_rsh with -np N, -n N, --np N
+/// or --n N; srun with -n N, -nN, --ntasks=N, or -N nodes × --ntasks-per-node M (ranks), -N
+/// (nodes). Only the options between the launcher and the program count (the program's own come
+/// after it). nullopt when `line` runs no launcher with `program`; a LaunchLine without ranks
+/// when it does but states no count (mpirun -H host:slots ... does not say it in so many words).
+std::optional<LaunchLine> launch_of(std::string_view line, std::string_view program);
+
 /// Whether a test reduces (has an op): all_reduce, reduce, reduce_scatter.
 bool is_reduction_test(std::string_view test);
 

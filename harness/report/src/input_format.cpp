@@ -34,6 +34,10 @@ InputFormat sniff_format(std::string_view head) {
   if (trim(head).starts_with('{')) {
     return detail::is_nccl_tests_json(head) ? InputFormat::kNcclTestsJson : InputFormat::kCollbench;
   }
+  // Rows of an nccl-tests table pasted without its header: a few in a row, or some and then
+  // the table's footer, tell it from a file that merely holds numbers.
+  constexpr int kHeaderlessRows = 3;
+  int rows = 0;
   while (!head.empty()) {
     const auto newline = head.find('\n');
     const std::string_view line = detail::strip_launcher_prefix(head.substr(0, newline));
@@ -44,6 +48,9 @@ InputFormat sniff_format(std::string_view head) {
       return InputFormat::kNcclTestsText;
     }
     if (detail::is_osu_banner(line)) return InputFormat::kOsuText;
+    if (rows > 0 && detail::is_nccl_tests_footer(line)) return InputFormat::kNcclTestsText;
+    rows = detail::is_nccl_tests_headerless_row(line) ? rows + 1 : 0;
+    if (rows == kHeaderlessRows) return InputFormat::kNcclTestsText;
   }
   return InputFormat::kCollbench;
 }
@@ -51,8 +58,8 @@ InputFormat sniff_format(std::string_view head) {
 namespace detail {
 
 std::unique_ptr<Importer> make_importer(const InputFile& input, ResultSet& set,
-                                        FileDiagnostics& file) {
-  ImportSink sink(set, file, input.format);
+                                        FileDiagnostics& file, const ImportOptions& imports) {
+  ImportSink sink(set, file, input.format, imports);
   switch (input.format) {
     case InputFormat::kNcclTestsText:
       return make_nccl_tests_text_importer(std::move(sink), input.display);

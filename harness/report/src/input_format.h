@@ -10,8 +10,8 @@
 namespace collbench::report::detail {
 
 /// The reader of a file of `input.format` (another tool's output, not kCollbench), putting
-/// what it reads into `set` and its problems into `file`.
+/// what it reads into `set` and its problems into `file`; `imports` says what the user gave.
 std::unique_ptr<Importer> make_importer(const InputFile& input, ResultSet& set,
-                                        FileDiagnostics& file);
+                                        FileDiagnostics& file, const ImportOptions& imports);
 
 }  // namespace collbench::report::detail

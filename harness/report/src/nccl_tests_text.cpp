@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collbench/text.h"
@@ -104,6 +107,102 @@ std::optional<Layout> parse_layout(std::string_view line) {
   return layout;
 }
 
+// The layouts nccl-tests has printed, by their header: rows pasted without theirs are read as
+// the one their words fit. "#wrong" stands for old versions' "error" column too (told by its
+// values: counts, or error values such as 1e-06).
+struct KnownLayout {
+  std::string_view header;
+  std::string_view name;  ///< for messages
+};
+constexpr KnownLayout kKnownLayouts[] = {
+    {"size count type redop root time algbw busbw #wrong time algbw busbw #wrong",
+     "13 columns: size count type redop root, then time algbw busbw #wrong out-of-place and "
+     "in-place"},
+    {"size count type redop time algbw busbw #wrong time algbw busbw #wrong",
+     "12 columns: redop and no root"},
+    {"size count type root time algbw busbw #wrong time algbw busbw #wrong",
+     "12 columns: root and no redop"},
+    {"size count type time algbw busbw #wrong time algbw busbw #wrong",
+     "11 columns: neither redop nor root"},
+};
+constexpr std::size_t kKnownLayoutCount = std::size(kKnownLayouts);
+
+// What the #wrong column of a row holds.
+enum class WrongColumn { kNotChecked, kCount, kError };
+
+// Whether the words `w` of a row fit `layout` word for word: a whole number of bytes and
+// elements, a type nccl-tests names, an operator (or "none"), a root rank (or -1), times and
+// bandwidths, and a count, an error value or "N/A" where #wrong goes. `wrong` is what the
+// #wrong columns hold (a count wins over "N/A"; counts and error values together fit nothing).
+bool fits(const std::vector<std::string_view>& w, const Layout& layout, WrongColumn& wrong) {
+  if (w.size() != layout.needed) return false;
+  if (!parse_number<std::uint64_t>(w[layout.size]) ||
+      !parse_number<std::uint64_t>(w[layout.count]) || !parse_dtype(w[layout.type])) {
+    return false;
+  }
+  if (layout.redop != kNone && w[layout.redop] != "none" && !parse_op(w[layout.redop]))
+    return false;
+  if (layout.root != kNone) {
+    const auto root = parse_number<int>(w[layout.root]);
+    if (!root || *root < -1) return false;
+  }
+  wrong = WrongColumn::kNotChecked;
+  for (const auto& g : layout.groups) {
+    for (const std::size_t c : {g.time, g.algbw, g.busbw}) {
+      if (!parse_number<double>(w[c])) return false;
+    }
+    const std::string_view value = w[g.wrong];
+    WrongColumn kind = WrongColumn::kNotChecked;
+    if (parse_number<std::int64_t>(value)) {
+      kind = WrongColumn::kCount;
+    } else if (parse_number<double>(value)) {
+      kind = WrongColumn::kError;
+    } else if (value != "N/A") {
+      return false;
+    }
+    if (kind == WrongColumn::kNotChecked) continue;
+    if (wrong != WrongColumn::kNotChecked && wrong != kind) return false;
+    wrong = kind;
+  }
+  return true;
+}
+
+// The known layouts a row's words fit, one bit per kKnownLayouts entry; `wrong` per layout.
+unsigned layouts_fitting(std::string_view text, WrongColumn (&wrong)[kKnownLayoutCount]) {
+  static const auto layouts = [] {
+    std::vector<Layout> out;
+    for (const auto& known : kKnownLayouts) out.push_back(*parse_layout(known.header));
+    return out;
+  }();
+  const auto w = words(text);
+  unsigned bits = 0;
+  for (std::size_t i = 0; i < kKnownLayoutCount; ++i) {
+    if (fits(w, layouts[i], wrong[i])) bits |= 1u << i;
+  }
+  return bits;
+}
+
+// Whether a line may be a row of a table whose header is not there: a size, a count, a type and
+// at least as many words as the shortest layout has (any number when the file's last line is cut,
+// so that the cut is reported).
+bool looks_like_row(std::string_view text, bool cut) {
+  const auto w = words(text);
+  return w.size() >= (cut ? 3 : 11) && parse_number<std::uint64_t>(w[0]) &&
+         parse_number<std::uint64_t>(w[1]) && parse_dtype(w[2]);
+}
+
+// "====== 2-node ======", "==========": a line a script or a person puts between runs.
+bool is_separator(std::string_view text) {
+  return text.size() >= 3 && text.starts_with("===") && text.ends_with("===");
+}
+
+// The words of a separator: "2-node" of "====== 2-node ======".
+std::string_view separator_title(std::string_view text) {
+  const auto first = text.find_first_not_of('=');
+  if (first == std::string_view::npos) return {};
+  return trim(text.substr(first, text.find_last_not_of('=') + 1 - first));
+}
+
 // What the banner and device lines of a run state.
 struct Run {
   bool has_banner = false;  ///< its "# nThread" line was read
@@ -173,13 +272,19 @@ class NcclTestsTextImporter final : public Importer {
   void read_line(const Line& line) override {
     const std::string_view text = strip_launcher_prefix(line.text);
     if (const auto comment = comment_of(text)) {
+      close_headerless();
       read_comment(text, *comment, line.number);
+    } else if (is_separator(text)) {
+      read_separator(text);
+      return;  // it belongs to the next run, whose id it enters when that run begins
     } else if (table_ && !text.empty() && text.front() >= '0' && text.front() <= '9') {
       if (inferring_) {
         held_.push_back({std::string(text), line.number, line.unterminated});
       } else {
         read_row(text, line);
       }
+    } else if (!table_ && looks_like_row(text, line.unterminated)) {
+      headerless_.push_back({std::string(text), line.number, line.unterminated});
     } else if (auto layout = parse_layout(text)) {
       read_header(std::move(*layout), line.number);
     } else if (const auto program = nccl_tests_program_test(text); !program.empty()) {
@@ -189,6 +294,7 @@ class NcclTestsTextImporter final : public Importer {
   }
 
   void finish() override {
+    close_headerless();
     close_table();
     if (unrounded_ > 0) {
       sink_.note(0, fmt::format("{} row(s) printed a bandwidth as 0.00: algbw is reported as size "
@@ -217,6 +323,119 @@ class NcclTestsTextImporter final : public Importer {
     run_.program = std::move(pending_program_);
     pending_program_.clear();
     table_.reset();
+    if (separator_) {
+      // The separator above the run: its text enters the run's id, its words label the rows.
+      sink_.hash_line(separator_->text);
+      if (!separator_->title.empty()) sink_.add_label("section", separator_->title);
+      separator_.reset();
+    }
+  }
+
+  // A separator line: the run before it ends there, and the next one starts after it.
+  void read_separator(std::string_view text) {
+    close_headerless();
+    close_table();
+    sink_.end_run();
+    run_ = Run{};
+    table_.reset();
+    separator_ = Separator{std::string(text), std::string(separator_title(text))};
+    // "=== all_reduce_perf 8 GPU ===" names the next run's test, as a command line would.
+    if (const auto program = nccl_tests_program_test(text); !program.empty()) {
+      pending_program_ = std::string(program);
+    }
+  }
+
+  // The end of rows that came without their header: their layout is the one known layout
+  // their words fit, if exactly one does; then they are read as a table under that header.
+  void close_headerless() {
+    if (headerless_.empty()) return;
+    std::vector<HeldRow> rows = std::move(headerless_);
+    headerless_.clear();
+    WrongColumn unused[kKnownLayoutCount] = {};
+    if (rows.back().unterminated && layouts_fitting(rows.back().text, unused) == 0) {
+      sink_.problem(Diagnostic::Kind::kTruncated, rows.back().number,
+                    "last line ends mid-row (the run was probably interrupted); skipped");
+      rows.pop_back();
+      if (rows.empty()) return;
+    }
+    const std::uint64_t first = rows.front().number;
+    unsigned common = (1u << kKnownLayoutCount) - 1;
+    WrongColumn wrong[kKnownLayoutCount] = {};
+    std::string why;
+    for (const auto& row : rows) {
+      WrongColumn row_wrong[kKnownLayoutCount] = {};
+      const unsigned bits = layouts_fitting(row.text, row_wrong);
+      if (bits == 0) {
+        why = fmt::format("line {} fits none of the layouts nccl-tests has printed", row.number);
+        break;
+      }
+      if ((common & bits) == 0) {
+        why = fmt::format("line {} fits other columns ({}) than the rows above it ({})", row.number,
+                          layout_names(bits), layout_names(common));
+        break;
+      }
+      common &= bits;
+      for (std::size_t i = 0; i < kKnownLayoutCount; ++i) {
+        if ((bits & (1u << i)) == 0 || row_wrong[i] == WrongColumn::kNotChecked) continue;
+        if (wrong[i] != WrongColumn::kNotChecked && wrong[i] != row_wrong[i]) {
+          common &= ~(1u << i);  // counts in some rows, error values in others
+        }
+        wrong[i] = row_wrong[i];
+      }
+      if (common == 0) {
+        why = fmt::format(
+            "line {} has a #wrong count where the rows above have an error value, "
+            "or the other way round",
+            row.number);
+        break;
+      }
+    }
+    if (why.empty() && (common & (common - 1)) != 0) {
+      why = fmt::format("they fit more than one layout ({})", layout_names(common));
+    }
+    if (!why.empty()) {
+      sink_.problem(Diagnostic::Kind::kBadRecord, first,
+                    fmt::format("nccl-tests rows without their header (the table's column names): "
+                                "{}, so their columns cannot be told; its {} row(s) are skipped: "
+                                "keep the header line (#  size  count  type ...) above them",
+                                why, rows.size()));
+      return;
+    }
+    const auto index = static_cast<std::size_t>(std::countr_zero(common));
+    Layout layout = *parse_layout(kKnownLayouts[index].header);
+    for (auto& g : layout.groups) g.wrong_counts = wrong[index] != WrongColumn::kError;
+    // A table after another one's end, without a banner between them, is another run.
+    if (sink_.in_run() && run_.has_table) begin_run(first);
+    sink_.note(first, fmt::format("no header above these rows: their columns are read as the "
+                                  "only layout of nccl-tests their words fit ({}{})",
+                                  kKnownLayouts[index].name,
+                                  wrong[index] == WrongColumn::kError ? "; \"error\" values, not "
+                                                                        "#wrong counts"
+                                                                      : ""));
+    read_header(std::move(layout), first);
+    if (inferring_) {
+      layout_inferred_ = true;  // the label says so with the test
+    } else {
+      sink_.add_label("inferred", "columns");
+    }
+    for (auto& row : rows) {
+      if (inferring_) {
+        held_.push_back(std::move(row));
+      } else {
+        read_row(row.text, Line{row.text, row.number, row.unterminated});
+      }
+    }
+    close_table();
+    table_.reset();
+  }
+
+  // "13 columns: ... or 12 columns: ..." for the layouts in `bits`.
+  static std::string layout_names(unsigned bits) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < kKnownLayoutCount; ++i) {
+      if (bits & (1u << i)) names.emplace_back(kKnownLayouts[i].name);
+    }
+    return join(names, " or ");
   }
 
   void read_comment(std::string_view text, std::string_view comment, std::uint64_t line) {
@@ -246,6 +465,7 @@ class NcclTestsTextImporter final : public Importer {
   }
 
   void read_header(Layout layout, std::uint64_t line) {
+    close_headerless();
     close_table();
     if (!sink_.in_run()) begin_run(line);  // a table pasted without its banner
     if (!run_.has_table) start_table();
@@ -262,6 +482,17 @@ class NcclTestsTextImporter final : public Importer {
       return;
     }
     test_name_ = Name(test_);
+    settle_ranks(0);
+  }
+
+  // The rank count of the table's rows: its run's device lines', else the one its rows tell
+  // (`told`, 0 if none), else --ranks (ImportSink::settle_ranks).
+  void settle_ranks(int told) {
+    const int ranks = sink_.settle_ranks(stated(facts_.nranks) ? facts_.nranks : told);
+    if (ranks > 0 && !stated(facts_.nranks)) {
+      facts_.nranks = ranks;
+      sink_.context().nranks = ranks;
+    }
   }
 
   // What the row `text` shows of its test (words as the current layout places them).
@@ -290,22 +521,38 @@ class NcclTestsTextImporter final : public Importer {
   void close_table() {
     if (!inferring_) return;
     inferring_ = false;
+    const bool layout_inferred = std::exchange(layout_inferred_, false);
     std::vector<HeldRow> held = std::move(held_);
     held_.clear();
     if (held.empty()) return;
     std::vector<TableRowEvidence> evidence;
     evidence.reserve(held.size());
     for (const auto& row : held) evidence.push_back(evidence_of(row.text));
-    const InferredTest inferred =
+    InferredTest inferred =
         infer_nccl_tests_test(evidence, stated(facts_.nranks) ? facts_.nranks : 0);
+    // Rows that fit several tests on different rank counts (one rank's reduce_scatter is an
+    // all_reduce) may fit one on the ranks --ranks gives; the count then is the user's, not told.
+    std::string given;
+    if (inferred.test.empty() && !stated(facts_.nranks) && sink_.given_ranks() > 0) {
+      InferredTest with_given = infer_nccl_tests_test(evidence, sink_.given_ranks());
+      if (!with_given.test.empty()) {
+        inferred = std::move(with_given);
+        inferred.nranks = 0;
+        given = fmt::format(", on the {} rank(s) --ranks gives", sink_.given_ranks());
+      }
+    }
     if (inferred.test.empty()) {
       sink_.problem(Diagnostic::Kind::kBadRecord, table_line_,
                     fmt::format("nccl-tests table of a run that does not name its test (no "
                                 "\"# Collective test starting\" line, as before nccl-tests 2.17, "
                                 "no <test>_perf command before it, no <test>_perf in the file "
                                 "name), and its rows fit {} ({}); its {} row(s) are skipped: name "
-                                "the file after the test, e.g. all_reduce_perf.log",
-                                possible_tests_text(inferred), inferred.evidence, held.size()));
+                                "the file after the test, e.g. all_reduce_perf.log{}",
+                                possible_tests_text(inferred), inferred.evidence, held.size(),
+                                stated(facts_.nranks) || sink_.given_ranks() > 0
+                                    ? ""
+                                    : ", or give the rank count with --ranks N if it tells "
+                                      "these tests apart"));
       table_.reset();
       return;
     }
@@ -321,9 +568,11 @@ class NcclTestsTextImporter final : public Importer {
       ranks = fmt::format(" on {} rank(s), as its device lines say", inferred.nranks);
     }
     sink_.note(table_line_, fmt::format("nothing names this table's test: inferred from its rows "
-                                        "as {}{} ({})",
-                                        test_, ranks, inferred.evidence));
-    sink_.add_label("inferred", ranks_inferred ? "test+ranks" : "test");
+                                        "as {}{} ({}{})",
+                                        test_, ranks, inferred.evidence, given));
+    sink_.add_label("inferred", std::string(layout_inferred ? "columns+" : "") +
+                                    (ranks_inferred ? "test+ranks" : "test"));
+    settle_ranks(inferred.nranks);
     for (const auto& row : held) read_row(row.text, Line{row.text, row.number, row.unterminated});
   }
 
@@ -468,6 +717,13 @@ class NcclTestsTextImporter final : public Importer {
   bool inferring_ = false;        ///< the current table's test is told by its rows at its end
   std::uint64_t table_line_ = 0;  ///< the header line of that table
   std::vector<HeldRow> held_;
+  std::vector<HeldRow> headerless_;  ///< rows before any header, until their block ends
+  bool layout_inferred_ = false;     ///< the current table's columns were told by its rows
+  // A separator line waiting for the run after it.
+  struct Separator {
+    std::string text, title;
+  };
+  std::optional<Separator> separator_;
   std::uint64_t unrounded_ = 0;  ///< rows whose 0.00 bandwidths were computed again
 };
 
@@ -481,6 +737,18 @@ bool is_nccl_tests_banner(std::string_view line) {
 }
 
 bool is_nccl_tests_header(std::string_view line) { return parse_layout(line).has_value(); }
+
+bool is_nccl_tests_headerless_row(std::string_view line) {
+  WrongColumn wrong[kKnownLayoutCount] = {};
+  const unsigned bits = layouts_fitting(line, wrong);
+  return bits != 0 && (bits & (bits - 1)) == 0;
+}
+
+bool is_nccl_tests_footer(std::string_view line) {
+  const auto comment = comment_of(line);
+  return comment && (comment->starts_with("Out of bounds values") ||
+                     comment->starts_with("Avg bus bandwidth"));
+}
 
 std::unique_ptr<Importer> make_nccl_tests_text_importer(ImportSink sink,
                                                         std::string_view file_name) {

@@ -21,6 +21,14 @@ bool is_nccl_tests_banner(std::string_view line);
 /// which keeps nccl-tests' columns first, has more).
 bool is_nccl_tests_header(std::string_view line);
 
+/// Whether `line` is a row of an nccl-tests table whose words fit exactly one of the layouts
+/// nccl-tests has printed (so that it can be read without its header).
+bool is_nccl_tests_headerless_row(std::string_view line);
+
+/// Whether `line` is the footer of an nccl-tests table: "# Out of bounds values : 0 OK" or
+/// "# Avg bus bandwidth : ...".
+bool is_nccl_tests_footer(std::string_view line);
+
 /// The reader of one file of nccl-tests' printed output, called `file_name`.
 std::unique_ptr<Importer> make_nccl_tests_text_importer(ImportSink sink,
                                                         std::string_view file_name);

@@ -12,6 +12,7 @@
 
 #include "collbench/text.h"
 #include "import_text.h"
+#include "nccl_tests_infer.h"
 
 namespace collbench::report::detail {
 
@@ -21,33 +22,44 @@ constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 constexpr std::string_view kLacks =
-    "not in this output, so shown as unknown: the number of ranks of a collective (and so the "
-    "bus bandwidth of all_reduce and reduce_scatter), whether -l (in-place) was given (rows are "
-    "read as out-of-place, OSU's default), warm-up iterations, per-iteration times, the slowest "
-    "rank and host, hosts, devices and the network used";
+    "not in this output, so shown as unknown: the number of ranks of a collective unless a "
+    "launcher's command line before it or --ranks gives it (and so the bus bandwidth of "
+    "all_reduce and reduce_scatter), whether -l (in-place) was given (rows are read as "
+    "out-of-place, OSU's default), warm-up iterations, per-iteration times, the slowest rank and "
+    "host, hosts, devices and the network used";
 
 // How an OSU test measures, and what collbench calls it.
 struct OsuTest {
-  std::string_view osu;   ///< OSU's name, lower case, '-' and '_' as spaces
-  std::string_view test;  ///< collbench's
+  std::string_view osu;      ///< OSU's name, lower case, '-' and '_' as spaces
+  std::string_view program;  ///< the program that prints it
+  std::string_view test;     ///< collbench's
   enum Kind { kLatency, kBandwidth, kBidirectional, kCollective } kind;
   /// busbw = algbw (the bus factor is 1); else it needs the rank count, which OSU does not print.
   bool factor_one;
-  /// OSU's size is each rank's part, collbench's the whole buffer (n × that): not readable.
+  /// OSU's size is each rank's part, collbench's the whole buffer (n × that): read only where
+  /// the rank count is known.
   bool per_rank_size;
 };
 
 constexpr OsuTest kTests[] = {
-    {"latency", "latency", OsuTest::kLatency, true, false},
-    {"bandwidth", "bw", OsuTest::kBandwidth, true, false},
-    {"bi directional bandwidth", "bibw", OsuTest::kBidirectional, true, false},
-    {"allreduce latency", "all_reduce", OsuTest::kCollective, false, false},
-    {"reduce scatter latency", "reduce_scatter", OsuTest::kCollective, false, false},
-    {"broadcast latency", "broadcast", OsuTest::kCollective, true, false},
-    {"reduce latency", "reduce", OsuTest::kCollective, true, false},
-    {"allgather latency", "all_gather", OsuTest::kCollective, false, true},
-    {"all to all personalized exchange latency", "alltoall", OsuTest::kCollective, false, true},
+    {"latency", "osu_latency", "latency", OsuTest::kLatency, true, false},
+    {"bandwidth", "osu_bw", "bw", OsuTest::kBandwidth, true, false},
+    {"bi directional bandwidth", "osu_bibw", "bibw", OsuTest::kBidirectional, true, false},
+    {"allreduce latency", "osu_allreduce", "all_reduce", OsuTest::kCollective, false, false},
+    {"reduce scatter latency", "osu_reduce_scatter", "reduce_scatter", OsuTest::kCollective, false,
+     false},
+    {"broadcast latency", "osu_bcast", "broadcast", OsuTest::kCollective, true, false},
+    {"reduce latency", "osu_reduce", "reduce", OsuTest::kCollective, true, false},
+    {"allgather latency", "osu_allgather", "all_gather", OsuTest::kCollective, false, true},
+    {"all to all personalized exchange latency", "osu_alltoall", "alltoall", OsuTest::kCollective,
+     false, true},
 };
+
+// The text of an OSU comment line, after its '#'; a line that lost its '#' (markdown reads
+// "# Size ..." as a heading) is taken as it is.
+std::string_view uncommented(std::string_view line) {
+  return line.starts_with('#') ? trim(line.substr(1)) : line;
+}
 
 std::string normalized(std::string_view name) {
   std::string out;
@@ -125,10 +137,15 @@ class OsuTextImporter final : public Importer {
     const std::string_view text = strip_launcher_prefix(line.text);
     if (is_osu_banner(text)) {
       begin_run(text, line.number);
-    } else if (text.starts_with('#')) {
-      read_comment(trim(text.substr(1)), line.number);
+    } else if (text.starts_with('#') || text.starts_with("Size ") ||
+               text.starts_with("Datatype:")) {
+      read_comment(uncommented(text), line.number);
     } else if (table_ && !text.empty() && text.front() >= '0' && text.front() <= '9') {
       read_row(text, line);
+    } else if (text.find("osu_") != std::string_view::npos) {
+      // Perhaps the command that runs the next test: its launcher may say on how many ranks.
+      command_ = std::string(text);
+      command_line_ = line.number;
     }
     if (sink_.in_run()) sink_.hash_line(text);
   }
@@ -145,7 +162,7 @@ class OsuTextImporter final : public Importer {
     table_.reset();
     dtype_ = DType::kInt8;  // OSU's buffers are bytes; 7.x names the datatype (-T)
     dtype_known_ = true;
-    const auto w = words(trim(banner.substr(1)));
+    const auto w = words(uncommented(banner));
     const auto test_word = std::find(w.begin(), w.end(), "Test");
     std::string name;
     for (auto it = w.begin() + std::min<std::ptrdiff_t>(2, w.end() - w.begin()); it < test_word;
@@ -169,14 +186,37 @@ class OsuTextImporter final : public Importer {
     facts_.buffers = BufferPolicy::kFixed;  // every call on the same buffers
     if (test_ && test_->kind == OsuTest::kCollective) {
       facts_.mode = MeasureMode::kBlocking;  // every call is timed alone, between barriers
+      read_ranks(line);
     } else if (test_) {
       facts_.nranks = 2;  // the point-to-point tests require exactly two
       c.nranks = 2;
     }
+    command_.clear();
     if (!test_) {
       sink_.note_run(
           fmt::format("OSU test \"{}\" has no collbench equivalent; its rows are not read", name));
     }
+  }
+
+  // A collective's rank count: what the launcher's command line before its banner states when
+  // that line runs this test's program, else --ranks.
+  void read_ranks(std::uint64_t banner_line) {
+    const auto launch = command_.empty() ? std::nullopt : launch_of(command_, test_->program);
+    const int stated = launch ? launch->ranks : 0;
+    const int ranks = sink_.settle_ranks(stated);
+    if (ranks == 0) return;
+    facts_.nranks = ranks;
+    sink_.context().nranks = ranks;
+    if (stated == 0) return;
+    std::string nodes;
+    if (launch->nodes > 0) {
+      facts_.nodes = launch->nodes;
+      sink_.context().nodes = launch->nodes;
+      nodes = fmt::format(" on {} node(s)", launch->nodes);
+    }
+    sink_.note(banner_line, fmt::format("{} rank(s){}, as the command line on line {} that runs "
+                                        "{} states",
+                                        ranks, nodes, command_line_, test_->program));
   }
 
   void read_comment(std::string_view comment, std::uint64_t line) {
@@ -230,17 +270,20 @@ class OsuTextImporter final : public Importer {
                     "size or measurement is not a number; skipped");
       return;
     }
-    if (test_->per_rank_size) {
+    const int ranks = stated(facts_.nranks) ? facts_.nranks : 0;
+    if (test_->per_rank_size && ranks == 0) {
       ++skipped_rows_;
       return;
     }
     ReadRow& row = sink_.add_row(line.number, facts_);
     row.test = Name(test_->test);
-    row.bytes = *bytes;
+    // collbench's size of all_gather and alltoall is the whole buffer, its count each rank's
+    // part (all_gather) or each peer's (alltoall), as NCCL's and nccl-tests' are.
+    row.bytes = test_->per_rank_size ? *bytes * static_cast<std::uint64_t>(ranks) : *bytes;
     row.count = *bytes / size_of(dtype_);
     row.dtype = dtype_;
     if (is_reduction_test(test_->test)) row.op = ReduceOp::kSum;  // OSU reduces with MPI_SUM
-    const double b = static_cast<double>(*bytes);
+    const double b = static_cast<double>(row.bytes);
     // OSU's MB/s are 1e6 bytes/s, and bytes per µs are MB/s: GB/s = MB/s / 1000.
     double us = *measured, algbw = *measured > 0 ? b / *measured / 1e3 : kUnknown;
     if (bandwidth_test) {
@@ -260,7 +303,11 @@ class OsuTextImporter final : public Importer {
     row.time_us = times;
     if (std::isfinite(algbw)) {
       row.algbw_gbps = algbw;
-      if (test_->factor_one) row.busbw_gbps = algbw;
+      if (test_->factor_one) {
+        row.busbw_gbps = algbw;
+      } else if (const auto factor = nccl_tests_bus_factor(test_->test, ranks)) {
+        row.busbw_gbps = algbw * *factor;  // nccl-tests' and collbench's factor of the test
+      }
     }
     if (const auto iterations = value(layout.iterations);
         iterations && *iterations >= 1 && *iterations < 1e9) {
@@ -276,8 +323,10 @@ class OsuTextImporter final : public Importer {
     if (skipped_rows_ == 0) return;
     sink_.note_run(fmt::format(
         "OSU {}: OSU's size is each rank's part and OSU does not print the number of ranks, so "
-        "the size collbench uses (the whole buffer, ranks × that) is unknown; {} row(s) not read",
-        osu_name_, skipped_rows_));
+        "the size collbench uses (the whole buffer, ranks × that) is unknown; {} row(s) not read: "
+        "give the rank count with --ranks N, or keep the launcher's command line (mpirun -np N "
+        "... {}) above the output",
+        osu_name_, skipped_rows_, test_ ? test_->program : "osu_..."));
     skipped_rows_ = 0;
   }
 
@@ -289,14 +338,25 @@ class OsuTextImporter final : public Importer {
   bool dtype_known_ = true;
   std::optional<Layout> table_;
   std::uint64_t skipped_rows_ = 0;
+  std::string command_;  ///< the last line naming an OSU program before a banner
+  std::uint64_t command_line_ = 0;
 };
 
 }  // namespace
 
 bool is_osu_banner(std::string_view line) {
-  if (!line.starts_with('#')) return false;
-  const std::string_view comment = trim(line.substr(1));
-  return comment.starts_with("OSU ") && comment.find(" Test") != std::string_view::npos;
+  const std::string_view comment = uncommented(line);
+  if (!comment.starts_with("OSU ")) return false;
+  if (line.starts_with('#')) return comment.find(" Test") != std::string_view::npos;
+  // Without its '#' the line is prose-like: only "OSU <library> <name> Test" with nothing after
+  // but its version ("v7.4") is a banner.
+  const auto w = words(comment);
+  const auto test = std::find(w.begin(), w.end(), "Test");
+  if (test == w.end() || test - w.begin() < 3) return false;
+  if (test + 1 == w.end()) return true;
+  const std::string_view version = test[1];
+  return test + 2 == w.end() && version.size() > 1 && version[0] == 'v' && version[1] >= '0' &&
+         version[1] <= '9';
 }
 
 std::unique_ptr<Importer> make_osu_text_importer(ImportSink sink) {

@@ -88,11 +88,11 @@ std::vector<std::pair<std::size_t, std::size_t>> split(const std::vector<std::ui
 
 // Reads files [begin, end) into `set`.
 void read_range(const std::vector<InputFile>& files, const std::vector<std::uint64_t>& sizes,
-                std::size_t begin, std::size_t end, ResultSet& set) {
+                std::size_t begin, std::size_t end, const ImportOptions& imports, ResultSet& set) {
   std::uint64_t bytes = 0;
   for (std::size_t i = begin; i < end; ++i) bytes += sizes[i];
   set.rows.reserve(bytes / kBytesPerRow);
-  detail::FileReader reader(set);
+  detail::FileReader reader(set, imports);
   for (std::size_t i = begin; i < end; ++i) reader.read_file(files[i]);
 }
 
@@ -112,7 +112,7 @@ ResultSet merge(std::vector<ResultSet>& parts) {
 
 }  // namespace
 
-ResultSet read_results(const std::vector<std::string>& inputs) {
+ResultSet read_results(const std::vector<std::string>& inputs, const ImportOptions& imports) {
   const auto files = list_input_files(inputs);
   std::vector<std::uint64_t> sizes;
   for (const auto& f : files) {
@@ -124,7 +124,7 @@ ResultSet read_results(const std::vector<std::string>& inputs) {
   const std::size_t workers = std::min({hw, kMaxThreads, files.size()});
   if (workers <= 1) {
     ResultSet set;
-    read_range(files, sizes, 0, files.size(), set);
+    read_range(files, sizes, 0, files.size(), imports, set);
     finish(set);
     return set;
   }
@@ -141,7 +141,7 @@ ResultSet read_results(const std::vector<std::string>& inputs) {
     threads.emplace_back([&] {
       for (std::size_t g = next++; g < groups; g = next++) {
         try {
-          read_range(files, sizes, ranges[g].first, ranges[g].second, parts[g]);
+          read_range(files, sizes, ranges[g].first, ranges[g].second, imports, parts[g]);
         } catch (...) {
           errors[g] = std::current_exception();
         }
@@ -157,9 +157,9 @@ ResultSet read_results(const std::vector<std::string>& inputs) {
   return set;
 }
 
-ResultSet read_results_texts(const std::vector<InputText>& texts) {
+ResultSet read_results_texts(const std::vector<InputText>& texts, const ImportOptions& imports) {
   ResultSet set;
-  detail::FileReader reader(set);
+  detail::FileReader reader(set, imports);
   for (const auto& t : texts) {
     reader.read_text(t.text,
                      {t.name, t.name, fs::path(t.name).stem().string(), sniff_format(t.text)});

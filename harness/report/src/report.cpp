@@ -74,7 +74,7 @@ std::string inputs_text(const std::vector<std::string>& inputs) {
 // Reads one side and insists on at least one usable row: an empty report is never success.
 ResultSet read_checked(const std::vector<std::string>& inputs, std::string_view what,
                        const ReportOptions& options, std::FILE* err) {
-  ResultSet set = read_results(inputs);
+  ResultSet set = read_results(inputs, options.imports);
   print_diagnostics(
       set, err,
       options.format == OutputFormat::kHtml ? "the report's Input problems" : "the above");

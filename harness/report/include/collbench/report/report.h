@@ -46,6 +46,8 @@ struct ReportOptions {
   bool suspects_json = false;
   /// --reference DIR: published figures or earlier results to judge the results against.
   ReferenceOptions reference;
+  /// --ranks N: what other tools' output read as input does not state.
+  ImportOptions imports;
 };
 
 /// Parses collbench-report's command line. Sets `exit_text` (and returns defaults) for --help

@@ -56,8 +56,9 @@ std::string_view describe(InputFormat format);
 inline constexpr std::size_t kSniffBytes = std::size_t{64} << 10;
 
 /// The format of a file that begins with `head`: another tool's when its banner or table header
-/// is there (an nccl-tests "# nThread ... nGpus ..." banner or table header, an nccl-tests -J
-/// document, an "# OSU ... Test" banner), else collbench's, whose reader diagnoses anything else.
+/// is there (an nccl-tests "# nThread ... nGpus ..." banner or table header, rows of an
+/// nccl-tests table pasted without its header, an nccl-tests -J document, an "# OSU ... Test"
+/// banner, with or without its '#'), else collbench's, whose reader diagnoses anything else.
 InputFormat sniff_format(std::string_view head);
 
 /// The value of an int member of a row (nranks, nodes, iterations, warmup) that an imported
@@ -107,12 +108,19 @@ struct ResultSet {
 /// How many diagnostics of one kind are kept per file (the rest are only counted).
 inline constexpr std::size_t kDiagnosticsKeptPerFileAndKind = 20;
 
+/// What the reader is told about other tools' output that the output itself may not say.
+struct ImportOptions {
+  /// collbench-report --ranks: the rank count of imported runs that state none (0: not given).
+  /// A count the output states, or that its rows tell, is kept; a different one is noted.
+  int ranks = 0;
+};
+
 /// Reads every *.jsonl below each directory in `inputs` (recursively, in name order), every
 /// *.txt, *.log, *.out and *.json there that sniff_format recognises as another tool's output,
 /// and every file named directly (in the format sniff_format finds). Throws Error(kUsage) for an
 /// input path that does not exist. Problems inside files become diagnostics; the reader never
 /// stops at a bad line.
-ResultSet read_results(const std::vector<std::string>& inputs);
+ResultSet read_results(const std::vector<std::string>& inputs, const ImportOptions& imports = {});
 
 /// Results held in memory, read as if from a file called `name` (in the format sniff_format
 /// finds in `text`). For tests and benchmarks.
@@ -120,7 +128,8 @@ struct InputText {
   std::string name;
   std::string text;
 };
-ResultSet read_results_texts(const std::vector<InputText>& texts);
+ResultSet read_results_texts(const std::vector<InputText>& texts,
+                             const ImportOptions& imports = {});
 
 /// A file read_results will read: where it is, how the report names it (the directory
 /// argument's last component plus the path below it, e.g. "demo/collbench.jsonl"), and its
