@@ -11,6 +11,10 @@
 #include <set>
 #include <thread>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "collbench/error.h"
 #include "collbench/report/suspects.h"
 #include "collbench/sizes.h"
@@ -24,6 +28,18 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kDiagnosticsPrinted = 40;
+
+// Blocks of a mebibyte and more (the rows, each reader's share of them, the per-host lists of
+// the suspects' evidence) are mapped and unmapped on their own. glibc's default threshold
+// follows the largest block freed so far: once the readers free their rows (tens of MiB each),
+// every later block below that size comes from the heap, and what is freed there stays
+// resident beside what is allocated next. With 1 M rows that raised the peak by 40 MiB in one
+// report and by 70 MiB when the process reports again.
+void map_large_blocks() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
+}
 
 // Text for `out` (the summary): a failed write is a runtime failure, as for any output.
 void print_checked(std::FILE* out, std::string_view text) {
@@ -343,6 +359,7 @@ std::string write_gbench(const ResultSet& set, const Model& model, const ReportO
 }  // namespace
 
 int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
+  map_large_blocks();
   const bool comparing = !options.baseline.empty() || !options.candidate.empty();
   if (comparing) {
     if (options.baseline.empty() || options.candidate.empty()) {
