@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -149,13 +150,15 @@ void render_charts(ReportCharts& charts) {
   }
 }
 
-ReportFindings find_report_findings(const ResultSet& set, const Model& model) {
-  return {find_suspects(set), fingerprints(set, model), env_differences(set, model)};
+ReportFindings find_report_findings(const ResultSet& set, const Model& model,
+                                    SuspectReport suspects) {
+  return {std::move(suspects), fingerprints(set, model), env_differences(set, model)};
 }
 
 std::vector<std::string> write_report(const ResultSet& set, const Model& model,
                                       const ReportOptions& options, const std::string& dir,
-                                      const ReferenceReport& reference) {
+                                      const ReferenceReport& reference,
+                                      std::optional<SuspectReport> suspects) {
   // Everything is laid out before the first byte is written, so that what the report would
   // overwrite can be checked first.
   ReportCharts charts = build_charts(model, options.charts);
@@ -182,7 +185,8 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   std::exception_ptr page_failure;
   try {
     render_charts(charts);
-    const ReportFindings findings = find_report_findings(set, model);
+    const ReportFindings findings = find_report_findings(
+        set, model, suspects ? std::move(*suspects) : find_suspects(set));
     summary = summary_markdown(set, model, findings, options, reference);
     html = index_html(set, model, charts, findings, options, reference);
   } catch (...) {
@@ -428,6 +432,12 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
         "results/<campaign> -o report)");
   }
   const ResultSet set = read_checked(options.inputs, "", options, err);
+  // The suspects need the rows alone, not the model: they are found on a thread of their own
+  // while this one builds the model (each is a pass over every row).
+  std::future<SuspectReport> suspects_found;
+  if (options.suspects || options.format == OutputFormat::kHtml) {
+    suspects_found = std::async(std::launch::async, [&set] { return find_suspects(set); });
+  }
   const Model model = build_model(set, options.view);
   check_view_values(options.view, {&model});
   // References are read before anything is written: a bad reference file stops the report.
@@ -439,8 +449,8 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   }
   if (options.suspects) {
     // Standard output carries the suspects alone, so that it can feed an exclude list.
-    const SuspectReport report = find_suspects(set);
-    if (!options.output.empty()) write_report(set, model, options, options.output);
+    const SuspectReport report = suspects_found.get();
+    if (!options.output.empty()) write_report(set, model, options, options.output, {}, report);
     if (out) {
       print_checked(out, options.suspects_json ? suspects_json(suspects_record(report))
                                                : suspects_text(report));
@@ -465,7 +475,7 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
     return 0;
   }
   const std::string dir = options.output.empty() ? "report" : options.output;
-  const auto files = write_report(set, model, options, dir, reference);
+  const auto files = write_report(set, model, options, dir, reference, suspects_found.get());
   if (out && !options.quiet) {
     const auto notes = static_cast<std::size_t>(
         std::count_if(set.diagnostics.begin(), set.diagnostics.end(),

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,10 +97,12 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
                        const ReferenceReport& reference = {});
 
 /// Writes index.html, every chart's SVG, results.csv and summary.md into `dir` (created when
-/// missing). Returns the file names written.
+/// missing). Returns the file names written. `suspects`: find_suspects(set), when the caller
+/// already has it (found beside the model); found here otherwise.
 std::vector<std::string> write_report(const ResultSet& set, const Model& model,
                                       const ReportOptions& options, const std::string& dir,
-                                      const ReferenceReport& reference = {});
+                                      const ReferenceReport& reference = {},
+                                      std::optional<SuspectReport> suspects = std::nullopt);
 
 /// The comparison's files: index.html, ratio-*.svg, overlay-*.svg, compare.csv, summary.md.
 std::vector<std::string> write_comparison(const ResultSet& baseline_set, const Model& baseline,
@@ -143,7 +146,8 @@ struct ReportFindings {
   std::vector<Fingerprint> fingerprints;
   std::vector<EnvDifference> env;
 };
-ReportFindings find_report_findings(const ResultSet& set, const Model& model);
+ReportFindings find_report_findings(const ResultSet& set, const Model& model,
+                                    SuspectReport suspects);
 
 /// One line per input problem: "file:line: kind: message".
 std::string format_diagnostic(const Diagnostic& d);
