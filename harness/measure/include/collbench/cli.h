@@ -86,6 +86,54 @@ struct Options {
   std::uint32_t seed = 1;
   bool quiet = false;             ///< no table on stdout (JSONL only)
   std::vector<std::string> argv;  ///< the command line as given, for the run context
+
+  /// Every parsed option, named as the command line spells it: what the ranks compare at
+  /// start-up (collbench/agreement.h), so that a difference names the option to fix. A new
+  /// option is one line here. Left out: `split`, which `split_text` states as resolved, and
+  /// `argv`, the text itself ("-e 1M" and "-e 1048576" agree).
+  static constexpr auto fields() {
+    using O = Options;
+    return std::tuple{Field{"the test list", &O::tests},
+                      Field{"all (tests)", &O::all_tests},
+                      Field{"-b", &O::min_bytes},
+                      Field{"-e", &O::max_bytes},
+                      Field{"-f", &O::step_factor},
+                      Field{"-i", &O::step_bytes},
+                      Field{"-n", &O::iters},
+                      Field{"-w", &O::warmup},
+                      Field{"-c", &O::check},
+                      Field{"-d", &O::dtypes},
+                      Field{"-d all", &O::all_dtypes},
+                      Field{"-o", &O::ops},
+                      Field{"-r", &O::root},
+                      Field{"-z", &O::blocking},
+                      Field{"-a", &O::aggregate},
+                      Field{"-G", &O::graph_launches},
+                      Field{"-m", &O::agg_iters},
+                      Field{"-N", &O::run_cycles},
+                      Field{"-u", &O::misalign},
+                      Field{"-K", &O::per_iter_skip},
+                      Field{"-t", &O::threads_per_process},
+                      Field{"-g", &O::gpus_per_thread},
+                      Field{"-C", &O::report_cputime},
+                      Field{"-S", &O::report_timestamps},
+                      Field{"-M", &O::memory_report},
+                      Field{"--min-busbw", &O::min_busbw},
+                      Field{"NCCL_TESTS_MIN_BW", &O::nccl_tests_min_bw},
+                      Field{"-J", &O::nccl_tests_json},
+                      Field{"--backend", &O::backend},
+                      Field{"the backend options", &O::backend_options},
+                      Field{"--jsonl", &O::jsonl},
+                      Field{"--timeout", &O::timeout_s},
+                      Field{"--pairs", &O::pairs},
+                      Field{"--buffers", &O::buffers},
+                      Field{"--window", &O::window},
+                      Field{"--seed", &O::seed},
+                      Field{"-q", &O::quiet},
+                      Field{"--precision", &O::precision},
+                      Field{"--max-time", &O::max_time_s},
+                      Field{"--split", &O::split_text}};
+  }
 };
 
 /// Outcome of parsing: options, or the text for --help / --version (print it, exit 0).
