@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -238,12 +239,22 @@ HuntOutcome outcome(std::vector<std::string> suspects,
 TEST(HuntJudge, ABadNodeIsSlowWithAGoodPartner) {
   std::vector<std::pair<std::string, std::string>> asked;
   auto o = outcome({"n3", "n5"}, {});
+  o.commands = {"the tournament"};
   judge(o, {}, fake_cluster({"n3"}, {}, &asked));
   EXPECT_EQ(o.good, "n1");
+  // To reproduce: the tournament, the reference pair, then each retest.
+  EXPECT_EQ(o.commands, (std::vector<std::string>{"the tournament", "mpirun -H n1:1,n2:1 collbench",
+                                                  "mpirun -H n3:1,n1:1 collbench",
+                                                  "mpirun -H n5:1,n1:1 collbench"}));
   EXPECT_EQ(o.reference_peer, "n2");
-  // The reference pair first, then each suspect with the good node.
+  // Each suspect with the good node, each right after a run of the reference pair.
   EXPECT_EQ(asked, (std::vector<std::pair<std::string, std::string>>{
-                       {"n1", "n2"}, {"n3", "n1"}, {"n5", "n1"}}));
+                       {"n1", "n2"}, {"n3", "n1"}, {"n1", "n2"}, {"n5", "n1"}}));
+  // The summary's first retest is the reference pair.
+  ASSERT_EQ(o.retests.size(), 3u);
+  EXPECT_EQ(o.retests[0].a, "n1");
+  EXPECT_EQ(o.retests[0].b, "n2");
+  EXPECT_EQ(o.reference_what, "the good pair n1 <-> n2 alone");
   ASSERT_EQ(o.findings.size(), 2u);
   EXPECT_EQ(o.findings[0].verdict, Verdict::kBadNode);
   EXPECT_EQ(o.findings[1].verdict, Verdict::kNotConfirmed);
@@ -255,8 +266,10 @@ TEST(HuntJudge, ABadLinkHasGoodEndsThatAreSlowTogether) {
   auto o = outcome({}, {{"n2", "n4"}});
   judge(o, {}, fake_cluster({}, {"n2", "n4"}, &asked));
   EXPECT_EQ(o.good, "n1");
-  EXPECT_EQ(asked, (std::vector<std::pair<std::string, std::string>>{
-                       {"n1", "n3"}, {"n2", "n1"}, {"n4", "n1"}, {"n2", "n4"}}));
+  EXPECT_EQ(
+      asked,
+      (std::vector<std::pair<std::string, std::string>>{
+          {"n1", "n3"}, {"n2", "n1"}, {"n1", "n3"}, {"n4", "n1"}, {"n1", "n3"}, {"n2", "n4"}}));
   ASSERT_EQ(o.findings.size(), 1u);
   EXPECT_EQ(o.findings[0].verdict, Verdict::kBadLink);
   EXPECT_EQ(o.findings[0].peer, "n4");
@@ -303,6 +316,44 @@ TEST(HuntJudge, ARetestIsJudgedAgainstHowSlowTheSuspectWasFound) {
   o.suspects.link_ratios.clear();
   judge(o, {}, measure(4.4));
   EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n4"});
+}
+
+// The load on shared hosts swings from run to run: here every other run is 14 times slower,
+// whichever pair it measures (a fresh clone's hunt test saw a good end at 8% of a reference
+// measured alone at a quiet moment). Each run is divided by the reference run beside it, so a
+// good end stays good, and a bad node, slow beside every reference run, is still confirmed.
+TEST(HuntJudge, ARetestIsDividedByTheReferenceRunBesideIt) {
+  auto swinging = [](std::vector<std::string> bad_nodes) -> MeasurePair {
+    auto calls = std::make_shared<int>(0);
+    return [calls, bad_nodes](const std::string& a, const std::string& b) {
+      // The reference and the retest after it share a moment: calls 0-1 quiet, 2-3 loaded...
+      const double load = ((*calls)++ / 2) % 2 == 0 ? 1 : 1.0 / 14;
+      double bw = 10;
+      for (const auto& n : bad_nodes) {
+        if (a == n || b == n) bw = 0.1;
+      }
+      const bool link = (a == "n2" && b == "n4") || (a == "n4" && b == "n2");
+      Retest t;
+      t.a = a;
+      t.b = b;
+      t.bandwidths = {{"all_reduce out-of-place", (link ? 0.1 : bw) * load}};
+      return t;
+    };
+  };
+  auto o = outcome({}, {{"n2", "n4"}});
+  o.suspects.link_ratios = {0.01};
+  judge(o, {}, swinging({}), 3);
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kBadLink) << o.findings[0].evidence;
+  EXPECT_TRUE(confirmed_hosts(o).empty());
+  judge(o, {}, swinging({"n4"}), 3);
+  EXPECT_EQ(confirmed_hosts(o), std::vector<std::string>{"n4"});
+  // Three runs of each retest, each after its own reference run.
+  auto counted = outcome({"n3"}, {});
+  std::vector<std::pair<std::string, std::string>> asked;
+  judge(counted, {}, fake_cluster({"n3"}, {}, &asked), 3);
+  EXPECT_EQ(asked.size(), 6u);
+  EXPECT_EQ(confirmed_hosts(counted), std::vector<std::string>{"n3"});
 }
 
 TEST(HuntJudge, AFastLinkIsNotConfirmed) {

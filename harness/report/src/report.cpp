@@ -185,8 +185,8 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   std::exception_ptr page_failure;
   try {
     render_charts(charts);
-    const ReportFindings findings = find_report_findings(
-        set, model, suspects ? std::move(*suspects) : find_suspects(set));
+    const ReportFindings findings =
+        find_report_findings(set, model, suspects ? std::move(*suspects) : find_suspects(set));
     summary = summary_markdown(set, model, findings, options, reference);
     html = index_html(set, model, charts, findings, options, reference);
   } catch (...) {

@@ -69,8 +69,9 @@ bool pair_split(const std::string& s) { return s == "pairs" || s.starts_with("sa
 
 }  // namespace
 
-Bandwidths largest_size_bandwidths(const fs::path& jsonl, bool pairs_only) {
+Bandwidths largest_size_bandwidths(const fs::path& jsonl, bool pairs_only, std::uint64_t from) {
   std::ifstream in(jsonl);
+  if (from > 0) in.seekg(static_cast<std::streamoff>(from));
   std::map<std::string, std::pair<std::uint64_t, std::vector<double>>> by_test;
   for (std::string line; std::getline(in, line);) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
@@ -341,25 +342,36 @@ int run_inside(const HuntSettings& s) {
   o.commands.push_back(shell_join(report_argv));
 
   // The retests.
-  judge(o, tournament, [&](const std::string& a, const std::string& b) {
-    Retest t;
-    t.a = a;
-    t.b = b;
-    const std::string name = fmt::format("{}-{}", a, b);
-    const fs::path jsonl = s.output / "retest" / (name + ".jsonl");
-    const auto argv = in.collbench_argv(2, {a, b}, jsonl, "");
-    t.command = shell_join(argv);
-    // As many runs as tournaments (--repeats), into one file: a retest's bandwidths are the
-    // median of its runs, as a pair's in the tournament are of its tournaments, so that one run
-    // disturbed by something else on its hosts decides no verdict.
-    for (int k = 0; k < s.repeats && t.failure.empty(); ++k) {
-      const std::string log = k == 0 ? "retest-" + name : fmt::format("retest-{}-r{}", name, k);
-      const auto r = in.measure(argv, log);
-      if (!r.ok()) t.failure = fmt::format("collbench {}; see logs/{}.out", r.describe(), log);
-    }
-    if (t.failure.empty()) t.bandwidths = largest_size_bandwidths(jsonl, false);
-    return t;
-  });
+  // Each call is one run of the pair, appended to its file (retest/A-B.jsonl holds every run
+  // of that pair); the run's own lines give its bandwidths.
+  std::map<std::string, int> runs_of;
+  judge(
+      o, tournament,
+      [&](const std::string& a, const std::string& b) {
+        Retest t;
+        t.a = a;
+        t.b = b;
+        const std::string name = fmt::format("{}-{}", a, b);
+        const fs::path jsonl = s.output / "retest" / (name + ".jsonl");
+        const auto argv = in.collbench_argv(2, {a, b}, jsonl, "");
+        t.command = shell_join(argv);
+        const int k = runs_of[name]++;
+        const std::string log = k == 0 ? "retest-" + name : fmt::format("retest-{}-r{}", name, k);
+        std::error_code ec;
+        const auto size = fs::file_size(jsonl, ec);
+        const std::uint64_t from = ec ? 0 : size;
+        const auto r = in.measure(argv, log);
+        if (!r.ok()) {
+          t.failure = fmt::format("collbench {}; see logs/{}.out", r.describe(), log);
+        } else {
+          t.bandwidths = largest_size_bandwidths(jsonl, false, from);
+        }
+        return t;
+      },
+      // As many runs as tournaments (--repeats): a retest's ratio is the median of its runs', as
+      // a pair's level in the tournament is of its tournaments, so that one run disturbed by
+      // something else on its hosts decides no verdict.
+      s.repeats);
 
   const auto bad = confirmed_hosts(o);
   std::string list;
@@ -601,10 +613,22 @@ std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& r
   return median(ratios);
 }
 
-void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& measure) {
+// The median of each key over the runs that have it.
+Bandwidths median_bandwidths(const std::vector<Bandwidths>& runs) {
+  std::map<std::string, std::vector<double>> all;
+  for (const auto& run : runs) {
+    for (const auto& [key, v] : run) all[key].push_back(v);
+  }
+  Bandwidths out;
+  for (auto& [key, v] : all) out[key] = median(v);
+  return out;
+}
+
+void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& measure, int runs) {
   o.retests.clear();
   o.findings.clear();
   if (o.suspects.empty()) return;
+  runs = std::max(runs, 1);
   const auto good = good_nodes(o.hosts, o.suspects);
   if (good.empty()) {
     for (const auto& h : o.suspects.hosts) {
@@ -617,32 +641,72 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
     return;
   }
   o.good = good[0];
-  // The reference: two good nodes measured alone, as every retest is; the tournament's median
-  // pair (measured with the other pairs of its round running) only when there is no such pair.
+  const std::size_t first_command = o.commands.size();
+  // The reference: two good nodes measured alone, as every retest is, right before each run of a
+  // retest; the tournament's median pair (measured with the other pairs of its round running)
+  // only when there is no such pair.
   o.reference = tournament;
   o.reference_what = "the tournament's median pair";
-  if (good.size() >= 2) {
-    Retest ref = measure(good[0], good[1]);
-    if (ref.failure.empty() && !ref.bandwidths.empty()) {
-      o.reference = ref.bandwidths;
-      o.reference_peer = good[1];
-      o.reference_what = fmt::format("the good pair {} alone", link_name(good[0], good[1]));
-      ref.ratio = 1;
-    }
-    o.retests.push_back(ref);
-    o.commands.push_back(ref.command);
+  std::optional<std::string> reference_peer;
+  if (good.size() >= 2) reference_peer = good[1];
+  Retest reference_runs;  // every run of the reference pair, summarised at the end
+  std::vector<Bandwidths> reference_bandwidths;
+  if (reference_peer) {
+    reference_runs.a = good[0];
+    reference_runs.b = *reference_peer;
   }
   std::map<std::pair<std::string, std::string>, std::size_t> done;
   auto retest = [&](const std::string& a, const std::string& b) -> const Retest& {
     const auto key = std::make_pair(a, b);
     if (const auto it = done.find(key); it != done.end()) return o.retests[it->second];
-    Retest t = measure(a, b);
-    if (t.failure.empty()) t.ratio = bandwidth_ratio(t.bandwidths, o.reference);
-    if (t.failure.empty() && !t.ratio) t.failure = "it measured nothing the reference has";
+    Retest t;
+    t.a = a;
+    t.b = b;
+    std::vector<Bandwidths> bandwidths;
+    std::vector<double> ratios;
+    for (int k = 0; k < runs && t.failure.empty(); ++k) {
+      Bandwidths beside = tournament;
+      if (reference_peer) {
+        const Retest ref = measure(good[0], *reference_peer);
+        reference_runs.command = ref.command;
+        if (ref.failure.empty() && !ref.bandwidths.empty()) {
+          beside = ref.bandwidths;
+          reference_bandwidths.push_back(ref.bandwidths);
+        } else if (reference_runs.failure.empty()) {
+          reference_runs.failure = ref.failure.empty() ? "it measured nothing" : ref.failure;
+        }
+      }
+      const Retest run = measure(a, b);
+      t.command = run.command;
+      t.failure = run.failure;
+      if (!run.failure.empty()) break;
+      bandwidths.push_back(run.bandwidths);
+      if (const auto r = bandwidth_ratio(run.bandwidths, beside)) ratios.push_back(*r);
+    }
+    if (t.failure.empty()) {
+      t.bandwidths = median_bandwidths(bandwidths);
+      if (!ratios.empty()) t.ratio = median(ratios);
+      if (!t.ratio) t.failure = "it measured nothing the reference has";
+    }
     o.commands.push_back(t.command);
     o.retests.push_back(std::move(t));
     done[key] = o.retests.size() - 1;
     return o.retests.back();
+  };
+  // The reference pair's figures as the summary shows them: the median of its runs.
+  auto summarise_reference = [&] {
+    if (!reference_peer) return;
+    if (!reference_bandwidths.empty()) {
+      o.reference = median_bandwidths(reference_bandwidths);
+      o.reference_peer = reference_peer;
+      o.reference_what = fmt::format("the good pair {} alone", link_name(good[0], *reference_peer));
+      reference_runs.bandwidths = o.reference;
+      reference_runs.ratio = 1;
+      reference_runs.failure.clear();
+    }
+    o.retests.insert(o.retests.begin(), reference_runs);
+    o.commands.insert(o.commands.begin() + static_cast<std::ptrdiff_t>(first_command),
+                      reference_runs.command);
   };
   auto words = [&](const Retest& t) {
     if (!t.failure.empty()) return fmt::format("{} failed: {}", link_name(t.a, t.b), t.failure);
@@ -692,6 +756,7 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
     if (tab.slow(o.threshold, link_found)) f.verdict = Verdict::kBadLink;
     o.findings.push_back(std::move(f));
   }
+  summarise_reference();
 }
 
 std::vector<std::string> confirmed_hosts(const HuntOutcome& o) {

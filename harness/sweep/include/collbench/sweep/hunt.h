@@ -92,7 +92,9 @@ using Bandwidths = std::map<std::string, double>;
 /// The bus bandwidths at the largest size of each test and placement among the ok result rows
 /// of a collbench JSONL file; with `pairs_only`, of two-host groups (--split pairs or sample)
 /// only, the median over them.
-Bandwidths largest_size_bandwidths(const std::filesystem::path& jsonl, bool pairs_only);
+/// Only the lines from byte `from` on: one run appended to a file that holds earlier ones.
+Bandwidths largest_size_bandwidths(const std::filesystem::path& jsonl, bool pairs_only,
+                                   std::uint64_t from = 0);
 
 /// The median over the keys both have of run / reference; nullopt when none is shared.
 std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& reference);
@@ -142,13 +144,18 @@ struct HuntOutcome {
   double threshold = 0.25;
 };
 
-/// Measures one pair (a, b) alone; the callers run collbench, the tests give numbers.
+/// Measures one pair (a, b) alone, once; the callers run collbench, the tests give numbers.
 using MeasurePair = std::function<Retest(const std::string& a, const std::string& b)>;
 
 /// The retests and verdicts: each suspect host with a good node; each named link's ends with a
-/// good node and then with each other. `tournament` is the reference when fewer than two good
-/// nodes are left for a reference pair of their own. Fills good, reference, retests, findings.
-void judge(HuntOutcome& outcome, const Bandwidths& tournament, const MeasurePair& measure);
+/// good node and then with each other. Each retest is `runs` runs of its pair, each right after
+/// a run of the reference pair (two good nodes), and its ratio is the median of the runs' ratios
+/// to the reference run beside them: the load on shared hosts changes from one second to the
+/// next, and two good pairs measured far apart in time differed by 14 times on a loaded
+/// machine. `tournament` is the reference when fewer than two good nodes are left for a
+/// reference pair of their own. Fills good, reference, retests, findings.
+void judge(HuntOutcome& outcome, const Bandwidths& tournament, const MeasurePair& measure,
+           int runs = 1);
 
 /// The hosts confirmed bad (suspects.txt), most suspect first.
 std::vector<std::string> confirmed_hosts(const HuntOutcome& outcome);
