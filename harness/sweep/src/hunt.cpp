@@ -67,6 +67,17 @@ bool valid_split(const std::string& s) {
 
 bool pair_split(const std::string& s) { return s == "pairs" || s.starts_with("sample:"); }
 
+// The median of each key over the runs that have it.
+Bandwidths median_bandwidths(const std::vector<Bandwidths>& runs) {
+  std::map<std::string, std::vector<double>> all;
+  for (const auto& run : runs) {
+    for (const auto& [key, v] : run) all[key].push_back(v);
+  }
+  Bandwidths out;
+  for (auto& [key, v] : all) out[key] = median(v);
+  return out;
+}
+
 }  // namespace
 
 Bandwidths largest_size_bandwidths(const fs::path& jsonl, bool pairs_only, std::uint64_t from) {
@@ -309,11 +320,9 @@ int run_inside(const HuntSettings& s) {
 
   // Pair evidence from every pair tournament at once: the median pair of all of them.
   {
-    std::map<std::string, std::vector<double>> all;
-    for (const auto& f : pair_files) {
-      for (const auto& [key, v] : largest_size_bandwidths(f, true)) all[key].push_back(v);
-    }
-    for (auto& [key, v] : all) tournament[key] = median(v);
+    std::vector<Bandwidths> per_tournament;
+    for (const auto& f : pair_files) per_tournament.push_back(largest_size_bandwidths(f, true));
+    tournament = median_bandwidths(per_tournament);
   }
 
   // Which hosts and links stand out.
@@ -611,17 +620,6 @@ std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& r
   }
   if (ratios.empty()) return std::nullopt;
   return median(ratios);
-}
-
-// The median of each key over the runs that have it.
-Bandwidths median_bandwidths(const std::vector<Bandwidths>& runs) {
-  std::map<std::string, std::vector<double>> all;
-  for (const auto& run : runs) {
-    for (const auto& [key, v] : run) all[key].push_back(v);
-  }
-  Bandwidths out;
-  for (auto& [key, v] : all) out[key] = median(v);
-  return out;
 }
 
 void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& measure, int runs) {
