@@ -3,57 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "collbench/context.h"
+#include "simdjson_value.h"
 
 namespace collbench::report::detail {
 
 namespace dom = simdjson::dom;
 
 namespace {
-
-// The parsed line as nlohmann::json (what context_from_json reads): converting the parsed tape
-// is cheaper than parsing the line a second time.
-nlohmann::json to_nlohmann(dom::element e) {
-  switch (e.type()) {
-    case dom::element_type::OBJECT: {
-      nlohmann::json j = nlohmann::json::object();
-      auto& members = j.get_ref<nlohmann::json::object_t&>();
-      for (const dom::key_value_pair member : dom::object(e)) {
-        members.insert_or_assign(std::string(member.key), to_nlohmann(member.value));
-      }
-      return j;
-    }
-    case dom::element_type::ARRAY: {
-      const dom::array items(e);
-      nlohmann::json j = nlohmann::json::array();
-      auto& array = j.get_ref<nlohmann::json::array_t&>();
-      array.reserve(items.size());
-      for (const dom::element item : items) array.push_back(to_nlohmann(item));
-      return j;
-    }
-    case dom::element_type::STRING:
-      return std::string(e.get_string().value_unsafe());
-    case dom::element_type::INT64: {
-      // nlohmann's own parser keeps non-negative integers unsigned; record.h relies on it.
-      const std::int64_t v = e.get_int64().value_unsafe();
-      return v >= 0 ? nlohmann::json(static_cast<std::uint64_t>(v)) : nlohmann::json(v);
-    }
-    case dom::element_type::UINT64:
-      return e.get_uint64().value_unsafe();
-    case dom::element_type::DOUBLE:
-      return e.get_double().value_unsafe();
-    case dom::element_type::BOOL:
-      return e.get_bool().value_unsafe();
-    case dom::element_type::NULL_VALUE:
-      return nullptr;
-  }
-  return nullptr;
-}
 
 std::vector<std::pair<std::string, int>> device_counts(const std::vector<RankRecord>& ranks) {
   std::vector<std::pair<std::string, int>> devices;
@@ -92,7 +53,8 @@ LineOutcome read_context(dom::element document, std::uint32_t file, std::uint64_
   }
   ReadContext context;
   try {
-    context.context = context_from_json(to_nlohmann(document));
+    // Read from the parsed line itself, by the rules context_from_json reads a line with.
+    read_record(SimdjsonValue(document), context.context);
   } catch (const RecordError& e) {
     return rejected(Diagnostic::Kind::kBadRecord,
                     fmt::format("context record: {}; skipped", e.what()));

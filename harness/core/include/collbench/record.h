@@ -141,11 +141,60 @@ constexpr bool is_inline(const F& field) {
   return field.presence == Presence::kInline;
 }
 
-[[noreturn]] inline void fail(const std::string& path, std::string_view expected,
-                              const nlohmann::json& got) {
+template <typename J>
+[[noreturn]] void fail(const std::string& path, std::string_view expected, const J& got) {
   throw RecordError(path + ": expected " + std::string(expected) + ", got " +
                     std::string(got.type_name()));
 }
+
+/// The path of the value being read ("ranks[3].device.model"). It grows and shrinks as the
+/// reader descends, so that a record of many fields costs no string per field; only an error
+/// reads it.
+class JsonPath {
+ public:
+  explicit JsonPath(std::string root) : text_(std::move(root)) {}
+  const std::string& str() const { return text_; }
+  bool empty() const { return text_.empty(); }
+
+  /// Restores the path when the member or item read is done.
+  class Scope {
+   public:
+    Scope(std::string& text, std::size_t size) : text_(text), size_(size) {}
+    ~Scope() { text_.resize(size_); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    std::string& text_;
+    std::size_t size_;
+  };
+
+  /// A record's member: "path.name", or "name" at the top.
+  [[nodiscard]] Scope member(std::string_view name) {
+    const std::size_t size = text_.size();
+    if (!text_.empty()) text_ += '.';
+    text_ += name;
+    return {text_, size};
+  }
+  /// A key of a map or labels object: always "path.key".
+  [[nodiscard]] Scope key(std::string_view key) {
+    const std::size_t size = text_.size();
+    text_ += '.';
+    text_ += key;
+    return {text_, size};
+  }
+  /// An array's item: "path[i]".
+  [[nodiscard]] Scope item(std::size_t index) {
+    const std::size_t size = text_.size();
+    text_ += '[';
+    text_ += std::to_string(index);
+    text_ += ']';
+    return {text_, size};
+  }
+
+ private:
+  std::string text_;
+};
 
 template <typename T>
 bool is_empty(const T& value) {
@@ -162,10 +211,80 @@ bool is_empty(const T& value) {
 
 }  // namespace record_detail
 
+/// What reading a record needs of a parsed JSON value. NlohmannValue below gives it for
+/// nlohmann::json; the report gives it for simdjson's DOM, so that a line it has parsed once is
+/// read into records directly. Objects are walked by key order, and of a key given twice the
+/// last counts, as nlohmann keeps them.
+template <typename J>
+concept JsonValue = requires(const J& j, std::string_view key) {
+  { j.is_null() } -> std::same_as<bool>;
+  { j.is_boolean() } -> std::same_as<bool>;
+  { j.is_number() } -> std::same_as<bool>;
+  { j.is_number_integer() } -> std::same_as<bool>;
+  { j.is_number_unsigned() } -> std::same_as<bool>;  ///< an integer >= 0
+  { j.is_string() } -> std::same_as<bool>;
+  { j.is_object() } -> std::same_as<bool>;
+  { j.is_array() } -> std::same_as<bool>;
+  { j.get_bool() } -> std::same_as<bool>;
+  { j.get_int64() } -> std::same_as<std::int64_t>;
+  { j.get_uint64() } -> std::same_as<std::uint64_t>;
+  { j.get_double() } -> std::same_as<double>;
+  { j.get_string() } -> std::convertible_to<std::string_view>;
+  { j.number_text() } -> std::same_as<std::string>;            ///< a number as nlohmann dumps it
+  { j.type_name() } -> std::convertible_to<std::string_view>;  ///< nlohmann's type names
+  { j.size() } -> std::same_as<std::size_t>;
+  { j.find(key) } -> std::same_as<std::optional<J>>;
+};
+
+/// nlohmann::json as a JsonValue.
+class NlohmannValue {
+ public:
+  explicit NlohmannValue(const nlohmann::json& j) : j_(&j) {}
+  bool is_null() const { return j_->is_null(); }
+  bool is_boolean() const { return j_->is_boolean(); }
+  bool is_number() const { return j_->is_number(); }
+  bool is_number_integer() const { return j_->is_number_integer(); }
+  bool is_number_unsigned() const { return j_->is_number_unsigned(); }
+  bool is_string() const { return j_->is_string(); }
+  bool is_object() const { return j_->is_object(); }
+  bool is_array() const { return j_->is_array(); }
+  bool get_bool() const { return j_->get<bool>(); }
+  std::int64_t get_int64() const { return j_->get<std::int64_t>(); }
+  std::uint64_t get_uint64() const { return j_->get<std::uint64_t>(); }
+  double get_double() const { return j_->get<double>(); }
+  const std::string& get_string() const { return j_->get_ref<const std::string&>(); }
+  std::string number_text() const { return j_->dump(); }
+  const char* type_name() const { return j_->type_name(); }
+  std::size_t size() const { return j_->size(); }
+  std::optional<NlohmannValue> find(std::string_view key) const {
+    const auto it = j_->find(key);
+    if (it == j_->end()) return std::nullopt;
+    return NlohmannValue(*it);
+  }
+  /// Calls f(key, value) for each member, in key order.
+  template <typename F>
+  void for_each_member(F&& f) const {
+    for (const auto& [key, value] : j_->items()) f(std::string_view(key), NlohmannValue(value));
+  }
+  /// Calls f(value) for each item, in order.
+  template <typename F>
+  void for_each_item(F&& f) const {
+    for (const auto& value : *j_) f(NlohmannValue(value));
+  }
+
+ private:
+  const nlohmann::json* j_;
+};
+
 template <typename T>
 nlohmann::json json_value(const T& value);
+template <typename T, JsonValue J>
+void json_read(const J& j, T& out, record_detail::JsonPath& path);
 template <typename T>
-void json_read(const nlohmann::json& j, T& out, const std::string& path);
+void json_read(const nlohmann::json& j, T& out, const std::string& path) {
+  record_detail::JsonPath at(path);
+  json_read(NlohmannValue(j), out, at);
+}
 
 /// The JSON object of a record (members sorted by name, as nlohmann keeps them).
 template <Record R>
@@ -187,35 +306,48 @@ void to_json(nlohmann::json& j, const R& record) {
 
 /// Reads a record from a JSON object. Throws RecordError naming the first field that is missing
 /// (kRequired) or of the wrong type. Members the record does not list are ignored.
-template <Record R>
-void read_record(const nlohmann::json& j, R& record, const std::string& path) {
-  if (!j.is_object()) record_detail::fail(path.empty() ? "record" : path, "an object", j);
+template <Record R, JsonValue J>
+void read_record(const J& j, R& record, record_detail::JsonPath& path) {
+  if (!j.is_object()) record_detail::fail(path.empty() ? "record" : path.str(), "an object", j);
   for_each_field<R>([&](const auto& field) {
-    const std::string where =
-        path.empty() ? std::string(field.name) : path + "." + std::string(field.name);
     using V = typename std::decay_t<decltype(field)>::value_type;
     if constexpr (record_detail::is_string_map<V>::value) {
       if (field.presence == Presence::kInline) {
         auto& map = record.*(field.member);
         map.clear();
-        for (const auto& [key, value] : j.items()) {
+        j.for_each_member([&](std::string_view key, const J& value) {
           bool claimed = false;
           for_each_field<R>([&](const auto& other) {
             claimed = claimed || (!record_detail::is_inline(other) && other.name == key);
           });
-          if (key == "schema" || key == "record" || claimed) continue;
-          json_read(value, map[key], path.empty() ? key : path + "." + key);
-        }
+          if (key == "schema" || key == "record" || claimed) return;
+          const auto scope = path.member(key);
+          json_read(value, map[std::string(key)], path);
+        });
         return;
       }
     }
-    const auto it = j.find(field.name);
-    if (it == j.end()) {
-      if (field.presence == Presence::kRequired) throw RecordError(where + ": missing");
+    const auto value = j.find(field.name);
+    const auto scope = path.member(field.name);
+    if (!value) {
+      if (field.presence == Presence::kRequired) throw RecordError(path.str() + ": missing");
       return;
     }
-    json_read(*it, record.*(field.member), where);
+    json_read(*value, record.*(field.member), path);
   });
+}
+
+/// Reads a record that is a whole line (errors name its members from the top).
+template <Record R, JsonValue J>
+void read_record(const J& j, R& record) {
+  record_detail::JsonPath path("");
+  read_record(j, record, path);
+}
+
+template <Record R>
+void read_record(const nlohmann::json& j, R& record, const std::string& path) {
+  record_detail::JsonPath at(path);
+  read_record(NlohmannValue(j), record, at);
 }
 
 template <Record R>
@@ -273,8 +405,8 @@ nlohmann::json json_value(const T& value) {
   }
 }
 
-template <typename T>
-void json_read(const nlohmann::json& j, T& out, const std::string& path) {
+template <typename T, JsonValue J>
+void json_read(const J& j, T& out, record_detail::JsonPath& path) {
   using namespace record_detail;
   if constexpr (is_optional<T>::value) {
     if (j.is_null()) {
@@ -285,51 +417,56 @@ void json_read(const nlohmann::json& j, T& out, const std::string& path) {
     json_read(j, value, path);
     out = std::move(value);
   } else if constexpr (std::is_same_v<T, bool>) {
-    if (!j.is_boolean()) fail(path, "true or false", j);
-    out = j.get<bool>();
+    if (!j.is_boolean()) fail(path.str(), "true or false", j);
+    out = j.get_bool();
   } else if constexpr (std::is_integral_v<T>) {
-    if (!j.is_number_integer()) fail(path, "an integer", j);
+    if (!j.is_number_integer()) fail(path.str(), "an integer", j);
     if constexpr (std::is_signed_v<T>) {
       if (j.is_number_unsigned() &&
-          j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
-        throw RecordError(path + ": integer out of range");
+          j.get_uint64() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+        throw RecordError(path.str() + ": integer out of range");
       }
-      const auto v = j.get<std::int64_t>();
+      const auto v = j.get_int64();
       if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) {
-        throw RecordError(path + ": integer out of range");
+        throw RecordError(path.str() + ": integer out of range");
       }
       out = static_cast<T>(v);
     } else {
-      if (!j.is_number_unsigned()) throw RecordError(path + ": expected a non-negative integer");
-      const auto v = j.get<std::uint64_t>();
-      if (v > std::numeric_limits<T>::max()) throw RecordError(path + ": integer out of range");
+      if (!j.is_number_unsigned()) {
+        throw RecordError(path.str() + ": expected a non-negative integer");
+      }
+      const auto v = j.get_uint64();
+      if (v > std::numeric_limits<T>::max()) {
+        throw RecordError(path.str() + ": integer out of range");
+      }
       out = static_cast<T>(v);
     }
   } else if constexpr (std::is_floating_point_v<T>) {
-    if (!j.is_number()) fail(path, "a number", j);
-    out = j.get<T>();
+    if (!j.is_number()) fail(path.str(), "a number", j);
+    out = static_cast<T>(j.get_double());
   } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!j.is_string()) fail(path, "a string", j);
-    out = j.get<std::string>();
+    if (!j.is_string()) fail(path.str(), "a string", j);
+    out = j.get_string();
   } else if constexpr (std::is_same_v<T, Name>) {
-    if (!j.is_string()) fail(path, "a string", j);
-    out = Name(j.get_ref<const std::string&>());
+    if (!j.is_string()) fail(path.str(), "a string", j);
+    out = Name(j.get_string());
   } else if constexpr (std::is_same_v<T, Labels>) {
-    if (!j.is_object()) fail(path, "an object", j);
+    if (!j.is_object()) fail(path.str(), "an object", j);
     std::vector<Label> labels;
-    for (auto it = j.begin(); it != j.end(); ++it) {
+    j.for_each_member([&](std::string_view key, const J& value) {
       Label label;
-      label.key = Name(it.key());
-      if (it->is_string()) {
-        label.value = Name(it->template get_ref<const std::string&>());
-      } else if (it->is_number()) {
-        label.value = Name(it->dump());
+      label.key = Name(key);
+      if (value.is_string()) {
+        label.value = Name(value.get_string());
+      } else if (value.is_number()) {
+        label.value = Name(value.number_text());
         label.number = true;
       } else {
-        fail(path + "." + it.key(), "a string or a number", *it);
+        const auto scope = path.key(key);
+        fail(path.str(), "a string or a number", value);
       }
       labels.push_back(label);
-    }
+    });
     out = Labels(std::move(labels));
   } else if constexpr (std::is_same_v<T, OptionValue>) {
     if (j.is_number_integer()) {
@@ -337,32 +474,41 @@ void json_read(const nlohmann::json& j, T& out, const std::string& path) {
       json_read(j, v, path);
       out = v;
     } else if (j.is_string()) {
-      out = j.get<std::string>();
+      out = std::string(j.get_string());
     } else {
-      fail(path, "an integer or a string", j);
+      fail(path.str(), "an integer or a string", j);
     }
   } else if constexpr (std::is_same_v<T, Pair>) {
-    if (!j.is_array() || j.size() != 2) fail(path, "an array of two integers", j);
-    json_read(j[0], out.first, path + "[0]");
-    json_read(j[1], out.second, path + "[1]");
+    if (!j.is_array() || j.size() != 2) fail(path.str(), "an array of two integers", j);
+    std::size_t i = 0;
+    j.for_each_item([&](const J& item) {
+      const auto scope = path.item(i);
+      json_read(item, i++ == 0 ? out.first : out.second, path);
+    });
   } else if constexpr (NamedEnum<T>) {
-    if (!j.is_string()) fail(path, "a string", j);
-    const auto value = enum_from_name<T>(j.get_ref<const std::string&>());
-    if (!value) throw RecordError(path + ": unknown value \"" + j.get<std::string>() + "\"");
+    if (!j.is_string()) fail(path.str(), "a string", j);
+    const std::string_view text = j.get_string();
+    const auto value = enum_from_name<T>(text);
+    if (!value) throw RecordError(path.str() + ": unknown value \"" + std::string(text) + "\"");
     out = *value;
   } else if constexpr (Record<T>) {
     read_record(j, out, path);
   } else if constexpr (is_vector<T>::value) {
-    if (!j.is_array()) fail(path, "an array", j);
+    if (!j.is_array()) fail(path.str(), "an array", j);
     out.clear();
     out.reserve(j.size());
-    for (std::size_t i = 0; i < j.size(); ++i) {
-      json_read(j[i], out.emplace_back(), path + "[" + std::to_string(i) + "]");
-    }
+    std::size_t i = 0;
+    j.for_each_item([&](const J& item) {
+      const auto scope = path.item(i++);
+      json_read(item, out.emplace_back(), path);
+    });
   } else if constexpr (is_string_map<T>::value) {
-    if (!j.is_object()) fail(path, "an object", j);
+    if (!j.is_object()) fail(path.str(), "an object", j);
     out.clear();
-    for (const auto& [key, value] : j.items()) json_read(value, out[key], path + "." + key);
+    j.for_each_member([&](std::string_view key, const J& value) {
+      const auto scope = path.key(key);
+      json_read(value, out[std::string(key)], path);
+    });
   } else {
     static_assert(sizeof(T) == 0, "a field type records cannot hold");
   }
