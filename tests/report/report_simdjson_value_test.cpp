@@ -74,21 +74,28 @@ TEST(SimdjsonValue, AgreesWithNlohmannOnEveryEdge) {
     bool fails;
   };
   const std::vector<Case> cases = {
-      {"labels that are numbers", [](auto& c) {
-         c["labels"] = {{"n", 12}, {"half", 0.5}, {"big", 1e20}, {"neg", -3},
-                        {"max", 18446744073709551615ULL}, {"whole", 100.0}};
-       }, false},
+      {"labels that are numbers",
+       [](auto& c) {
+         c["labels"] = {{"n", 12},
+                        {"half", 0.5},
+                        {"big", 1e20},
+                        {"neg", -3},
+                        {"max", 18446744073709551615ULL},
+                        {"whole", 100.0}};
+       },
+       false},
       {"a label that is neither", [](auto& c) { c["labels"]["zz"] = true; }, true},
-      {"two labels wrong: the first by key is named", [](auto& c) {
+      {"two labels wrong: the first by key is named",
+       [](auto& c) {
          c["labels"]["b"] = nullptr;
          c["labels"]["a"] = nlohmann::json::array();
-       }, true},
+       },
+       true},
       {"an integer out of range", [](auto& c) { c["ranks"][1]["local_rank"] = 3000000000LL; },
        true},
       {"a negative unsigned", [](auto& c) { c["ranks"][2]["device"]["memory_bytes"] = -5; }, true},
-      {"an unsigned above int64", [](auto& c) {
-         c["ranks"][2]["device"]["memory_bytes"] = 18446744073709551615ULL;
-       }, false},
+      {"an unsigned above int64",
+       [](auto& c) { c["ranks"][2]["device"]["memory_bytes"] = 18446744073709551615ULL; }, false},
       {"a signed above int64", [](auto& c) { c["ranks"][0]["pid"] = 18446744073709551615ULL; },
        true},
       {"a string for an integer", [](auto& c) { c["ranks"][1]["device"]["index"] = "x"; }, true},
@@ -100,7 +107,11 @@ TEST(SimdjsonValue, AgreesWithNlohmannOnEveryEdge) {
       {"an unknown enum name", [](auto& c) { c["backend"]["memory"] = "disk"; }, true},
       {"an array for an object", [](auto& c) { c["backend"] = nlohmann::json::array(); }, true},
       {"a map value of the wrong type", [](auto& c) { c["env"]["X"] = 1; }, true},
-      {"members no field names", [](auto& c) { c["future_member"] = {{"a", 1}}; }, false},
+      {"members no field names",
+       [](auto& c) {
+         c["future_member"] = {{"a", 1}};
+       },
+       false},
   };
   for (const auto& test : cases) {
     nlohmann::json c = base_context();

@@ -29,6 +29,14 @@ TEST(Stats, P99OfTwentySamplesIsTheMaximum) {
   EXPECT_EQ(s.p50, 1.0);
 }
 
+TEST(Stats, MedianOfOddAndEvenCountsAndOfNothing) {
+  EXPECT_EQ(median({5, 1, 3}), 3);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);  // the mean of the middle two, not the upper one
+  EXPECT_EQ(median({7}), 7);
+  EXPECT_EQ(median({}), 0);
+  EXPECT_TRUE(std::isnan(median({}, std::nan(""))));
+}
+
 TEST(Stats, CoefficientOfVariationUsesSampleStandardDeviation) {
   const Summary s = summarize(std::vector<double>{2, 4, 4, 4, 5, 5, 7, 9});
   const double sd = std::sqrt(32.0 / 7.0);

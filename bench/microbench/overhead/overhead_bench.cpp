@@ -20,6 +20,7 @@
 #include "backends/mpi/mpi_backend.h"
 #include "backends/mpi/mpi_bootstrap.h"
 #include "collbench/runner.h"
+#include "collbench/stats.h"
 #include "collectives/collectives.h"
 
 namespace collbench {
@@ -148,11 +149,6 @@ class Collector : public benchmark::BenchmarkReporter {
   }
   std::map<std::string, std::vector<double>> times;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 }  // namespace
 }  // namespace collbench

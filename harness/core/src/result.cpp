@@ -19,4 +19,16 @@ nlohmann::json schema_tag() { return {{"name", kSchemaName}, {"version", kSchema
 
 nlohmann::json to_json(const ResultRow& row) { return results_line(row, "result", schema_tag()); }
 
+std::optional<ResultRow> result_row_from_line(std::string_view line) {
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || record_kind(j) != "result") return std::nullopt;
+  try {
+    ResultRow row;
+    read_record(j, row, "");
+    return row;
+  } catch (const RecordError&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace collbench

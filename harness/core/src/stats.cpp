@@ -9,6 +9,16 @@
 
 namespace collbench {
 
+double median(std::vector<double> values, double if_empty) {
+  if (values.empty()) return if_empty;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  if (values.size() % 2 == 1) return values[mid];
+  const double upper = values[mid];
+  const double lower = *std::max_element(values.begin(), values.begin() + mid);
+  return (lower + upper) / 2;
+}
+
 double percentile_sorted(std::span<const double> sorted, double p) {
   if (sorted.empty()) return 0;
   // Nearest rank: ceil(p/100 * n), 1-based.

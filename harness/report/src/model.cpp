@@ -58,16 +58,6 @@ std::string Config::value(Dim dim) const {
   return "";
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  if (values.size() % 2 == 1) return values[mid];
-  const double upper = values[mid];
-  const double lower = *std::max_element(values.begin(), values.begin() + mid);
-  return (lower + upper) / 2;
-}
-
 std::optional<std::size_t> known_test(std::string_view test) {
   for (std::size_t i = 0; i < std::size(kKnownTests); ++i) {
     if (kKnownTests[i] == test) return i;

@@ -9,6 +9,7 @@
 
 #include "collbench/error.h"
 #include "collbench/files.h"
+#include "collbench/record.h"
 #include "files.h"
 
 namespace collbench::sweep {
@@ -215,7 +216,7 @@ ResultsSummary for_each_record(std::istream& in, Use use) {
       ++s.bad_lines;
       continue;
     }
-    const std::string record = j.value("record", "");
+    const std::string_view record = record_kind(j);
     if (record == "context") ++s.contexts;
     if (record == "result") {
       ++s.results;

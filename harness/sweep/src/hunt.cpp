@@ -9,13 +9,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "collbench/error.h"
 #include "collbench/record.h"
+#include "collbench/result.h"
+#include "collbench/stats.h"
 #include "collbench/sweep/env.h"
 #include "collbench/sweep/process.h"
 #include "collbench/sweep/slurm.h"
@@ -32,13 +33,6 @@ namespace {
 constexpr int kMinNodes = 4;
 constexpr int kMaxNodes = 100000;
 constexpr int kMaxRepeats = 100;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string percent(double ratio) { return fmt::format("{:.0f}%", 100 * ratio); }
 
@@ -85,30 +79,22 @@ Bandwidths largest_size_bandwidths(const fs::path& jsonl, bool pairs_only, std::
   if (from > 0) in.seekg(static_cast<std::streamoff>(from));
   std::map<std::string, std::pair<std::uint64_t, std::vector<double>>> by_test;
   for (std::string line; std::getline(in, line);) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.value("record", "") != "result") continue;
-    if (j.value("status", "") != "ok" || !j.contains("busbw_gbps") ||
-        !j["busbw_gbps"].is_number() || !j.contains("bytes") || !j["bytes"].is_number()) {
-      continue;
-    }
+    const auto row = result_row_from_line(line);
+    if (!row || row->status != RowStatus::kOk || !row->busbw_gbps) continue;
     if (pairs_only) {
-      const auto g = j.find("group");
-      if (g == j.end() || !g->is_object()) continue;
-      const std::string mode = g->value("mode", "");
-      const auto hosts = g->find("hosts");
-      if ((mode != "pairs" && mode != "sample") || hosts == g->end() || !hosts->is_array() ||
-          hosts->size() != 2) {
+      const RowGroup* group = row->group ? &*row->group : nullptr;
+      if (!group || (group->mode != SplitMode::kPairs && group->mode != SplitMode::kSample) ||
+          group->hosts.size() != 2) {
         continue;
       }
     }
-    const std::string key = fmt::format("{} {}", j.value("test", "?"), j.value("placement", "?"));
-    const auto bytes = j["bytes"].get<std::uint64_t>();
+    const std::string key = fmt::format("{} {}", row->test, name(row->placement));
     auto& [largest, values] = by_test[key];
-    if (bytes > largest) {
-      largest = bytes;
+    if (row->bytes > largest) {
+      largest = row->bytes;
       values.clear();
     }
-    if (bytes == largest) values.push_back(j["busbw_gbps"].get<double>());
+    if (row->bytes == largest) values.push_back(row->busbw());
   }
   Bandwidths out;
   for (auto& [key, entry] : by_test) {
@@ -124,12 +110,8 @@ int rounds_in(const fs::path& jsonl) {
   std::ifstream in(jsonl);
   int rounds = 0;
   for (std::string line; std::getline(in, line);) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("group")) continue;
-    const auto& g = j["group"];
-    if (g.is_object() && g.contains("round") && g["round"].is_number_integer()) {
-      rounds = std::max(rounds, g["round"].get<int>() + 1);
-    }
+    const auto row = result_row_from_line(line);
+    if (row && row->group) rounds = std::max(rounds, row->group->round + 1);
   }
   return rounds;
 }

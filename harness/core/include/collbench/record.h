@@ -366,6 +366,13 @@ nlohmann::json results_line(const R& record, std::string_view kind, const nlohma
   return j;
 }
 
+/// The kind results_line() wrote into a line ("context", "result"); "" when it names none.
+inline std::string_view record_kind(const nlohmann::json& line) {
+  const auto it = line.find("record");
+  if (it == line.end() || !it->is_string()) return {};
+  return it->get_ref<const std::string&>();
+}
+
 template <typename T>
 nlohmann::json json_value(const T& value) {
   using namespace record_detail;

@@ -237,6 +237,11 @@ nlohmann::json schema_tag();
 /// The result line: the row's fields plus "schema" and "record": "result".
 nlohmann::json to_json(const ResultRow& row);
 
+/// The result row a results-file line holds, read by ResultRow::fields() like every record (no
+/// member by its raw key); nullopt for any other line: not JSON, not a "result" record, or a
+/// row that does not read.
+std::optional<ResultRow> result_row_from_line(std::string_view line);
+
 }  // namespace collbench
 
 template <>

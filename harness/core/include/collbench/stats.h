@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <span>
 #include <tuple>
+#include <vector>
 
 #include "collbench/record.h"
 
@@ -25,6 +26,11 @@ struct Summary {
 };
 
 Summary summarize(std::span<const double> samples);
+
+/// The median: the middle value, or the mean of the middle two of an even count; `if_empty`
+/// when there are no values. The one median of collbench: the report, the hunt and the
+/// benchmarks all use it.
+double median(std::vector<double> values, double if_empty = 0);
 
 /// Nearest-rank percentile of an already sorted sample (p in (0, 100]).
 double percentile_sorted(std::span<const double> sorted, double p);

@@ -11,6 +11,7 @@
 
 #include "collbench/report/algorithm.h"
 #include "collbench/report/results.h"
+#include "collbench/stats.h"
 
 namespace collbench::report {
 
@@ -163,8 +164,8 @@ SeriesFigures compute_figures(const std::vector<Point>& points);
 std::optional<SeriesFigures::Fit> fit_latency_bandwidth(const std::vector<std::uint64_t>& bytes,
                                                         const std::vector<double>& time_us);
 
-/// Median of a sample (the mean of the two middle values for an even count); 0 when empty.
-double median(std::vector<double> values);
+/// The median of a sample, 0 when empty (collbench/stats.h).
+using collbench::median;
 
 /// collbench's tests in their usual order (others sort after, by name).
 int test_order(std::string_view test);
