@@ -16,7 +16,7 @@
 
 #include "collbench/error.h"
 #include "collbench/report/report.h"
-#include "output_files.h"
+#include "output/output_files.h"
 #include "report_test_util.h"
 
 namespace collbench::report {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "collbench/report/report.h"
-#include "osu_text.h"
+#include "input/osu_text.h"
 #include "report_test_util.h"
 
 namespace collbench::report {

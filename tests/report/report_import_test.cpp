@@ -7,7 +7,7 @@
 #include <string>
 
 #include "collbench/report/report.h"
-#include "import_text.h"
+#include "input/import_text.h"
 #include "report_test_util.h"
 
 namespace collbench::report {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "collbench/context.h"
+#include "input/simdjson_value.h"
 #include "report_test_util.h"
-#include "simdjson_value.h"
 
 namespace collbench::report {
 namespace {
