@@ -250,44 +250,72 @@ std::string svg_file(std::string_view svg_element) {
   return file;
 }
 
-std::string render_svg(const Chart& chart, bool standalone) {
-  const int panel_count = std::max<int>(1, static_cast<int>(chart.panels.size()));
-  const int cols = std::max(1, std::min(chart.columns, panel_count));
-  const int rows = (panel_count + cols - 1) / cols;
-  const int header = kHeaderHeight + (chart.subtitle.empty() ? 0 : kSubtitleHeight);
-  const bool has_legend = !chart.legend.empty();
+namespace {
+
+using Buffer = fmt::memory_buffer;
+
+void put(Buffer& out, std::string_view s) { out.append(s.data(), s.data() + s.size()); }
+
+// Where a chart's parts go: panels in a grid below the title, and the legend below a single
+// panel or to the right of small multiples.
+struct Layout {
+  int panel_count = 1, cols = 1, rows = 1;
+  int header = 0;  ///< the title's (and subtitle's) height
+  bool has_legend = false;
   // A single panel keeps its legend below the plot (two charts then fit side by side on a
   // page); small multiples share one legend to their right. Either way it never covers data.
-  const bool legend_below = chart.panels.size() <= 1;
+  bool legend_below = false;
+  int legend_cols = 1, column_width = 0;
+  std::size_t legend_chars = 0;  ///< what fits of an entry's name
+  int width = 0, height = 0;
+};
+
+Layout layout_of(const Chart& chart) {
+  Layout l;
+  l.panel_count = std::max<int>(1, static_cast<int>(chart.panels.size()));
+  l.cols = std::max(1, std::min(chart.columns, l.panel_count));
+  l.rows = (l.panel_count + l.cols - 1) / l.cols;
+  l.header = kHeaderHeight + (chart.subtitle.empty() ? 0 : kSubtitleHeight);
+  l.has_legend = !chart.legend.empty();
+  l.legend_below = chart.panels.size() <= 1;
   const int fitting_cols =
       chart.legend_columns > 0 ? chart.legend_columns : chart.panel_width / kLegendWidth;
-  const int legend_cols =
-      legend_below ? std::max(1, std::min(fitting_cols, static_cast<int>(chart.legend.size()))) : 1;
-  const int column_width = legend_below ? chart.panel_width / legend_cols : kLegendWidth;
+  l.legend_cols = l.legend_below
+                      ? std::max(1, std::min(fitting_cols, static_cast<int>(chart.legend.size())))
+                      : 1;
+  l.column_width = l.legend_below ? chart.panel_width / l.legend_cols : kLegendWidth;
   // Roughly 6.6 px per character at 12 px, after the 38 px line sample.
-  const std::size_t legend_chars =
-      static_cast<std::size_t>(std::max(12, (column_width - 48) * 10 / 66));
+  l.legend_chars = static_cast<std::size_t>(std::max(12, (l.column_width - 48) * 10 / 66));
   const int legend_rows =
-      has_legend ? (static_cast<int>(chart.legend.size()) + legend_cols - 1) / legend_cols : 0;
-  const int legend_height = has_legend ? 4 + kLegendRow * legend_rows : 0;
-  const int width = cols * chart.panel_width + (has_legend && !legend_below ? kLegendWidth : 0);
-  const int height = legend_below
-                         ? header + rows * chart.panel_height + legend_height + 4
-                         : header + std::max(rows * chart.panel_height, legend_height + 20) + 6;
+      l.has_legend ? (static_cast<int>(chart.legend.size()) + l.legend_cols - 1) / l.legend_cols
+                   : 0;
+  const int legend_height = l.has_legend ? 4 + kLegendRow * legend_rows : 0;
+  l.width = l.cols * chart.panel_width + (l.has_legend && !l.legend_below ? kLegendWidth : 0);
+  l.height = l.legend_below
+                 ? l.header + l.rows * chart.panel_height + legend_height + 4
+                 : l.header + std::max(l.rows * chart.panel_height, legend_height + 20) + 6;
+  return l;
+}
 
-  // Shared data ranges over every panel.
+// The data's extent over every panel and reference line, on the values the axes can show; a
+// chart without data gets a placeholder extent. The x axis also spans its fixed ticks.
+struct Extent {
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
   double y_lo = x_lo, y_hi = -x_lo;
+};
+
+Extent data_extent(const Chart& chart) {
+  Extent e;
   for (const auto& panel : chart.panels) {
     for (const auto& s : panel.series) {
       for (const auto& p : s.points) {
         if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
-        x_lo = std::min(x_lo, p.x);
-        x_hi = std::max(x_hi, p.x);
+        e.x_lo = std::min(e.x_lo, p.x);
+        e.x_hi = std::max(e.x_hi, p.x);
         for (double v : {p.y, p.low, p.high, p.repeat_low, p.repeat_high}) {
           if (!usable(chart.y.scale, v)) continue;
-          y_lo = std::min(y_lo, v);
-          y_hi = std::max(y_hi, v);
+          e.y_lo = std::min(e.y_lo, v);
+          e.y_hi = std::max(e.y_hi, v);
         }
       }
     }
@@ -295,40 +323,45 @@ std::string render_svg(const Chart& chart, bool standalone) {
   for (const auto& r : chart.references) {
     for (double v : {r.y, r.low, r.high}) {
       if (!usable(chart.y.scale, v) || (v == 0 && r.low == r.high && v != r.y)) continue;
-      y_lo = std::min(y_lo, v);
-      y_hi = std::max(y_hi, v);
+      e.y_lo = std::min(e.y_lo, v);
+      e.y_hi = std::max(e.y_hi, v);
     }
   }
-  const bool empty = !(x_lo <= x_hi);
+  const bool empty = !(e.x_lo <= e.x_hi);
   if (empty) {
-    x_lo = 1;
-    x_hi = 1024;
-    y_lo = chart.y.scale == AxisScale::kLinear ? 0 : 1;
-    y_hi = 10;
+    e.x_lo = 1;
+    e.x_hi = 1024;
+    e.y_lo = chart.y.scale == AxisScale::kLinear ? 0 : 1;
+    e.y_hi = 10;
   }
   for (double v : chart.x.ticks) {
     if (usable(chart.x.scale, v)) {
-      x_lo = std::min(x_lo, v);
-      x_hi = std::max(x_hi, v);
+      e.x_lo = std::min(e.x_lo, v);
+      e.x_hi = std::max(e.x_hi, v);
     }
   }
-  // x: a little room either side of the outermost points.
-  Range xr;
-  if (chart.x.scale == AxisScale::kLinear) {
-    const double pad = x_hi > x_lo ? (x_hi - x_lo) * 0.04 : 1;
-    xr = {x_lo - pad, x_hi + pad};
-  } else {
-    const double base = chart.x.scale == AxisScale::kLog2 ? 2.0 : 10.0;
-    const double tl = transform(chart.x.scale, x_lo), th = transform(chart.x.scale, x_hi);
-    const double pad = th > tl ? (th - tl) * 0.04 : 0.5;
-    xr = {std::pow(base, tl - pad), std::pow(base, th + pad)};
+  return e;
+}
+
+// x: a little room either side of the outermost points.
+Range x_range(const Axis& x, const Extent& e) {
+  if (x.scale == AxisScale::kLinear) {
+    const double pad = e.x_hi > e.x_lo ? (e.x_hi - e.x_lo) * 0.04 : 1;
+    return {e.x_lo - pad, e.x_hi + pad};
   }
-  // y: linear from zero (or the data) up to the next tick; log to whole decades.
+  const double base = x.scale == AxisScale::kLog2 ? 2.0 : 10.0;
+  const double tl = transform(x.scale, e.x_lo), th = transform(x.scale, e.x_hi);
+  const double pad = th > tl ? (th - tl) * 0.04 : 0.5;
+  return {std::pow(base, tl - pad), std::pow(base, th + pad)};
+}
+
+// y: linear from zero (or the data) up to the next tick; log to whole decades.
+Range y_range(const Axis& y, const Extent& e) {
   Range yr;
-  if (chart.y.scale == AxisScale::kLinear) {
-    double lo = chart.y.include_zero ? std::min(0.0, y_lo) : y_lo;
-    double hi = y_hi > lo ? y_hi : lo + 1;
-    if (!chart.y.include_zero) {
+  if (y.scale == AxisScale::kLinear) {
+    double lo = y.include_zero ? std::min(0.0, e.y_lo) : e.y_lo;
+    double hi = e.y_hi > lo ? e.y_hi : lo + 1;
+    if (!y.include_zero) {
       const double pad = (hi - lo) * 0.08;
       lo -= pad;
       hi += pad;
@@ -337,26 +370,25 @@ std::string render_svg(const Chart& chart, bool standalone) {
     yr = {std::floor(lo / step + 1e-9) * step, std::ceil(hi / step - 1e-9) * step};
     if (yr.hi <= yr.lo) yr.hi = yr.lo + step;
   } else {
-    yr = {std::pow(10.0, std::floor(std::log10(y_lo) + 1e-9)),
-          std::pow(10.0, std::ceil(std::log10(y_hi) - 1e-9))};
+    yr = {std::pow(10.0, std::floor(std::log10(e.y_lo) + 1e-9)),
+          std::pow(10.0, std::ceil(std::log10(e.y_hi) - 1e-9))};
     if (yr.hi <= yr.lo) yr.hi = yr.lo * 10;
   }
-  const auto x_ticks = axis_ticks(chart.x, xr.lo, xr.hi);
-  const auto y_ticks = axis_ticks(chart.y, yr.lo, yr.hi);
+  return yr;
+}
 
-  fmt::memory_buffer out;
-  auto put = [&out](std::string_view s) { out.append(s.data(), s.data() + s.size()); };
-  if (standalone) put(kXmlDeclaration);
+// The <svg> element's opening, the title and the subtitle.
+void write_heading(Buffer& out, const Chart& chart, const Layout& layout) {
   fmt::format_to(
       std::back_inserter(out),
       R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="{id}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-labelledby="{id}-title" font-family="{font}" font-size="12">)"
       "\n",
-      fmt::arg("id", xml_escape(chart.id)), fmt::arg("w", width), fmt::arg("h", height),
-      fmt::arg("font", kFont));
+      fmt::arg("id", xml_escape(chart.id)), fmt::arg("w", layout.width),
+      fmt::arg("h", layout.height), fmt::arg("font", kFont));
   fmt::format_to(std::back_inserter(out), "<title id=\"{}-title\">{}</title>\n",
                  xml_escape(chart.id), xml_escape(chart.title));
   fmt::format_to(std::back_inserter(out), "<rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
-                 width, height);
+                 layout.width, layout.height);
   fmt::format_to(
       std::back_inserter(out),
       "<text class=\"chart-title\" x=\"12\" y=\"20\" font-size=\"15\" font-weight=\"600\" "
@@ -368,23 +400,295 @@ std::string render_svg(const Chart& chart, bool standalone) {
                    "fill=\"#555\">{}</text>\n",
                    xml_escape(chart.subtitle));
   }
+}
 
-  const auto tx_lo = transform(chart.x.scale, xr.lo), tx_hi = transform(chart.x.scale, xr.hi);
-  const auto ty_lo = transform(chart.y.scale, yr.lo), ty_hi = transform(chart.y.scale, yr.hi);
-  for (int pi = 0; pi < panel_count; ++pi) {
+// One panel's plot area, in pixels, and where a data value falls in it. Every panel shares the
+// chart's ranges.
+struct Frame {
+  const Chart& chart;
+  Range yr;
+  double px = 0, py = 0, pw = 0, ph = 0;
+  double tx_lo = 0, tx_hi = 1, ty_lo = 0, ty_hi = 1;  ///< the ranges, transformed
+
+  double sx(double v) const {
+    return px + (transform(chart.x.scale, v) - tx_lo) / (tx_hi - tx_lo) * pw;
+  }
+  double sy(double v) const {
+    return py + ph - (transform(chart.y.scale, v) - ty_lo) / (ty_hi - ty_lo) * ph;
+  }
+  bool inside(double x, double y) const {
+    return !(x < px - 0.5 || x > px + pw + 0.5 || y < py - 0.5 || y > py + ph + 0.5);
+  }
+};
+
+// The grid, the ticks and the axis labels. `ox` is the panel's left edge.
+void write_axes(Buffer& out, const Frame& f, int ox, const std::vector<double>& x_ticks,
+                const std::vector<double>& y_ticks) {
+  const Chart& chart = f.chart;
+  const double px = f.px, py = f.py, pw = f.pw, ph = f.ph;
+  // Minor grid on log2 byte axes: one line per octave.
+  if (chart.x.scale == AxisScale::kLog2 && chart.x.ticks.empty()) {
+    for (int e = static_cast<int>(std::ceil(f.tx_lo)); e <= static_cast<int>(std::floor(f.tx_hi));
+         ++e) {
+      const double x = f.sx(std::ldexp(1.0, e));
+      fmt::format_to(std::back_inserter(out),
+                     "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+                     "stroke=\"#efefef\"/>\n",
+                     x, py, py + ph);
+    }
+  }
+  if (chart.y.scale == AxisScale::kLog10) {
+    for (int d = static_cast<int>(std::floor(f.ty_lo)); d < static_cast<int>(std::ceil(f.ty_hi));
+         ++d) {
+      for (int m = 2; m <= 9; ++m) {
+        const double v = m * std::pow(10.0, d);
+        if (v <= f.yr.lo || v >= f.yr.hi) continue;
+        fmt::format_to(std::back_inserter(out),
+                       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" "
+                       "stroke=\"#f0f0f0\"/>\n",
+                       px, f.sy(v), px + pw);
+      }
+    }
+  }
+  put(out, "<g class=\"x-axis\">\n");
+  for (double t : x_ticks) {
+    const double x = f.sx(t);
+    fmt::format_to(
+        std::back_inserter(out),
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#e0e0e0\"/>"
+        "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{0:.1f}\" y2=\"{3:.1f}\" stroke=\"#777\"/>"
+        "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4:.1f}\" text-anchor=\"middle\" "
+        "font-size=\"11\" fill=\"#333\">{5}</text>\n",
+        x, py, py + ph, py + ph + 4, py + ph + 16, xml_escape(tick_label(chart.x, t)));
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" "
+                 "fill=\"#222\">{}</text>\n</g>\n",
+                 px + pw / 2, py + ph + 36, xml_escape(chart.x.label));
+  put(out, "<g class=\"y-axis\">\n");
+  for (double t : y_ticks) {
+    const double y = f.sy(t);
+    fmt::format_to(
+        std::back_inserter(out),
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#e0e0e0\"/>"
+        "<line x1=\"{3:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{1:.1f}\" stroke=\"#777\"/>"
+        "<text class=\"tick\" x=\"{4:.1f}\" y=\"{5:.1f}\" text-anchor=\"end\" font-size=\"11\" "
+        "fill=\"#333\">{6}</text>\n",
+        px, y, px + pw, px - 4, px - 7, y + 4, xml_escape(tick_label(chart.y, t)));
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<text class=\"axis-label\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" "
+                 "text-anchor=\"middle\" fill=\"#222\">{}</text>\n</g>\n",
+                 static_cast<double>(ox) + 16, py + ph / 2, xml_escape(chart.y.label));
+}
+
+// The reference figures: a shaded band for a range, a dashed line for a value.
+void write_references(Buffer& out, const Frame& f) {
+  for (const auto& r : f.chart.references) {
+    if (r.high > r.low && usable(f.chart.y.scale, r.low) && usable(f.chart.y.scale, r.high)) {
+      fmt::format_to(
+          std::back_inserter(out),
+          "<rect class=\"reference-band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+          "height=\"{:.1f}\" fill=\"#000\" fill-opacity=\"0.07\"><title>{}</title></rect>\n",
+          f.px, f.sy(r.high), f.pw, f.sy(r.low) - f.sy(r.high), xml_escape(r.label));
+    }
+    if (usable(f.chart.y.scale, r.y)) {
+      fmt::format_to(
+          std::back_inserter(out),
+          "<line class=\"reference\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+          "stroke=\"#444\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>\n",
+          f.px, f.sy(r.y), f.px + f.pw, f.sy(r.y));
+    }
+  }
+}
+
+// The series' spread bands, run-to-run ranges and lines: bands first, then lines, so that no
+// band hides a line.
+void write_series_paths(Buffer& out, const Frame& f, const Panel& panel) {
+  const Chart& chart = f.chart;
+  for (const auto& s : panel.series) {
+    std::string upper, lower;
+    for (const auto& p : s.points) {
+      if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.low) ||
+          !usable(chart.y.scale, p.high))
+        continue;
+      upper += fmt::format("{}{:.1f},{:.1f}", upper.empty() ? "M" : "L", f.sx(p.x), f.sy(p.high));
+    }
+    for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) {
+      if (!usable(chart.x.scale, it->x) || !usable(chart.y.scale, it->low) ||
+          !usable(chart.y.scale, it->high))
+        continue;
+      lower += fmt::format("L{:.1f},{:.1f}", f.sx(it->x), f.sy(it->low));
+    }
+    if (!upper.empty()) {
+      fmt::format_to(std::back_inserter(out),
+                     "<path class=\"band\" d=\"{}{}Z\" fill=\"{}\" fill-opacity=\"0.16\" "
+                     "stroke=\"none\"/>\n",
+                     upper, lower, style_color(s.style));
+    }
+  }
+  // The run-to-run range: a dashed outline, so it reads apart from the per-iteration band.
+  for (const auto& s : panel.series) {
+    std::string upper, lower;
+    for (const auto& p : s.points) {
+      if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.repeat_low) ||
+          !usable(chart.y.scale, p.repeat_high))
+        continue;
+      upper +=
+          fmt::format("{}{:.1f},{:.1f}", upper.empty() ? "M" : "L", f.sx(p.x), f.sy(p.repeat_high));
+      lower +=
+          fmt::format("{}{:.1f},{:.1f}", lower.empty() ? "M" : "L", f.sx(p.x), f.sy(p.repeat_low));
+    }
+    if (!upper.empty()) {
+      fmt::format_to(std::back_inserter(out),
+                     "<path class=\"repeat-band\" d=\"{} {}\" fill=\"none\" stroke=\"{}\" "
+                     "stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n",
+                     upper, lower, style_color(s.style));
+    }
+  }
+  for (const auto& s : panel.series) {
+    if (s.mark == SeriesMark::kReferencePoints) continue;  // markers only
+    std::string d;
+    for (const auto& p : s.points) {
+      if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
+      d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : "L", f.sx(p.x), f.sy(p.y));
+    }
+    const std::string dash =
+        s.mark == SeriesMark::kReferenceCurve ? kReferenceDash : dash_of(s.style, s.dash);
+    fmt::format_to(std::back_inserter(out),
+                   "<path class=\"{}\" data-name=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
+                   "stroke-width=\"2\" stroke-linejoin=\"round\"{}><title>{}</title></path>\n",
+                   s.mark == SeriesMark::kMeasured ? "series" : "reference-series",
+                   xml_escape(s.name), d, style_color(s.style),
+                   dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash),
+                   xml_escape(s.name));
+  }
+}
+
+// Each point's marker, with its hover title and, for a flagged point, a ring.
+void write_points(Buffer& out, const Frame& f, const Panel& panel) {
+  for (const auto& s : panel.series) {
+    put(out, "<g class=\"points\">\n");
+    for (const auto& p : s.points) {
+      if (!usable(f.chart.x.scale, p.x) || !usable(f.chart.y.scale, p.y)) continue;
+      const double x = f.sx(p.x), y = f.sy(p.y);
+      if (!f.inside(x, y)) continue;
+      fmt::format_to(std::back_inserter(out), "<g class=\"{}\"><title>{}</title>",
+                     s.mark == SeriesMark::kMeasured ? "point" : "reference-point",
+                     xml_escape(p.title));
+      if (p.flagged) {
+        fmt::format_to(std::back_inserter(out),
+                       "<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7.5\" "
+                       "fill=\"none\" stroke=\"#000\" stroke-width=\"1.6\"/>",
+                       x, y);
+      }
+      // An invisible larger target makes the hover title easy to hit.
+      fmt::format_to(
+          std::back_inserter(out),
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"#fff\" fill-opacity=\"0\"/>", x, y);
+      put(out, s.mark == SeriesMark::kMeasured ? marker_element(s.style, x, y, 3.6)
+                                               : reference_marker(s.style, x, y));
+      put(out, "</g>\n");
+    }
+    put(out, "</g>\n");
+  }
+}
+
+// Algorithm switches, above the markers: a tick through the point, labelled above it
+// (right-aligned in the right part of the plot so that the label stays inside).
+void write_switches(Buffer& out, const Frame& f, const Panel& panel) {
+  for (const auto& s : panel.series) {
+    for (const auto& p : s.points) {
+      if (p.switch_label.empty() || !usable(f.chart.x.scale, p.x) || !usable(f.chart.y.scale, p.y))
+        continue;
+      const double x = f.sx(p.x), y = f.sy(p.y);
+      if (!f.inside(x, y)) continue;
+      const double top = std::max(f.py + 2, y - 14), bottom = std::min(f.py + f.ph, y + 14);
+      const bool right_part = x > f.px + 0.6 * f.pw;
+      fmt::format_to(std::back_inserter(out),
+                     "<g class=\"algorithm-switch\"><title>{} · {}</title>"
+                     "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                     "stroke-width=\"1.4\"/>"
+                     "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"10\" "
+                     "fill=\"#333\">{}</text></g>\n",
+                     xml_escape(s.name), xml_escape(p.switch_label), x, top, x, bottom,
+                     style_color(s.style), right_part ? x - 3 : x + 3, std::max(f.py + 10, top - 2),
+                     right_part ? "end" : "start", xml_escape(p.switch_label));
+    }
+  }
+}
+
+void write_legend(Buffer& out, const Chart& chart, const Layout& l) {
+  const int lx0 = l.legend_below ? kMarginLeft - 40 : l.cols * chart.panel_width + 8;
+  const int ly =
+      l.legend_below ? l.header + l.rows * chart.panel_height - 6 : l.header + kMarginTop - 8;
+  fmt::format_to(std::back_inserter(out), "<g class=\"legend\" data-entries=\"{}\">\n",
+                 chart.legend.size());
+  for (std::size_t i = 0; i < chart.legend.size(); ++i) {
+    const auto& e = chart.legend[i];
+    const int col = static_cast<int>(i) % l.legend_cols;
+    const int row = static_cast<int>(i) / l.legend_cols;
+    const int lx = lx0 + col * l.column_width;
+    const double y = ly + 10 + kLegendRow * static_cast<double>(row);
+    const std::string shown = truncate(e.name, l.legend_chars);
+    fmt::format_to(std::back_inserter(out), "<g class=\"legend-entry\"><title>{}</title>",
+                   xml_escape(e.name));
+    if (e.band) {
+      fmt::format_to(std::back_inserter(out),
+                     "<rect x=\"{}\" y=\"{:.1f}\" width=\"30\" height=\"10\" fill=\"#000\" "
+                     "fill-opacity=\"0.07\" stroke=\"#444\" stroke-dasharray=\"5 4\"/>",
+                     lx, y - 5);
+    } else if (e.mark != SeriesMark::kMeasured) {
+      if (e.mark == SeriesMark::kReferenceCurve) {
+        fmt::format_to(std::back_inserter(out),
+                       "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                       "stroke-width=\"2\" stroke-dasharray=\"{}\"/>",
+                       lx, y, lx + 30, y, style_color(e.style), kReferenceDash);
+      }
+      put(out, reference_marker(e.style, lx + 15, y));
+    } else {
+      const std::string dash = dash_of(e.style, e.dash);
+      fmt::format_to(std::back_inserter(out),
+                     "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                     "stroke-width=\"2\"{}/>",
+                     lx, y, lx + 30, y, style_color(e.style),
+                     dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash));
+      put(out, marker_element(e.style, lx + 15, y, 3.6));
+    }
+    fmt::format_to(std::back_inserter(out),
+                   "<text x=\"{}\" y=\"{:.1f}\" fill=\"#222\">{}</text></g>\n", lx + 38, y + 4,
+                   xml_escape(shown));
+  }
+  put(out, "</g>\n");
+}
+
+}  // namespace
+
+std::string render_svg(const Chart& chart, bool standalone) {
+  const Layout layout = layout_of(chart);
+  const Extent extent = data_extent(chart);
+  const Range xr = x_range(chart.x, extent);
+  const Range yr = y_range(chart.y, extent);
+  const auto x_ticks = axis_ticks(chart.x, xr.lo, xr.hi);
+  const auto y_ticks = axis_ticks(chart.y, yr.lo, yr.hi);
+
+  Buffer out;
+  if (standalone) put(out, kXmlDeclaration);
+  write_heading(out, chart, layout);
+  for (int pi = 0; pi < layout.panel_count; ++pi) {
     const Panel empty_panel;
     const Panel& panel = chart.panels.empty() ? empty_panel : chart.panels[pi];
-    const int ox = (pi % cols) * chart.panel_width;
-    const int oy = header + (pi / cols) * chart.panel_height;
-    const double px = ox + kMarginLeft, py = oy + kMarginTop;
-    const double pw = chart.panel_width - kMarginLeft - kMarginRight;
-    const double ph = chart.panel_height - kMarginTop - kMarginBottom;
-    auto sx = [&](double v) {
-      return px + (transform(chart.x.scale, v) - tx_lo) / (tx_hi - tx_lo) * pw;
-    };
-    auto sy = [&](double v) {
-      return py + ph - (transform(chart.y.scale, v) - ty_lo) / (ty_hi - ty_lo) * ph;
-    };
+    const int ox = (pi % layout.cols) * chart.panel_width;
+    const int oy = layout.header + (pi / layout.cols) * chart.panel_height;
+    Frame f{chart, yr};
+    f.px = ox + kMarginLeft;
+    f.py = oy + kMarginTop;
+    f.pw = chart.panel_width - kMarginLeft - kMarginRight;
+    f.ph = chart.panel_height - kMarginTop - kMarginBottom;
+    f.tx_lo = transform(chart.x.scale, xr.lo);
+    f.tx_hi = transform(chart.x.scale, xr.hi);
+    f.ty_lo = transform(chart.y.scale, yr.lo);
+    f.ty_hi = transform(chart.y.scale, yr.hi);
     const std::string clip = fmt::format("{}-clip{}", chart.id, pi);
 
     fmt::format_to(std::back_inserter(out), "<g class=\"panel\" data-series=\"{}\">\n",
@@ -392,247 +696,34 @@ std::string render_svg(const Chart& chart, bool standalone) {
     fmt::format_to(std::back_inserter(out),
                    "<clipPath id=\"{}\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
                    "height=\"{:.1f}\"/></clipPath>\n",
-                   xml_escape(clip), px, py, pw, ph);
+                   xml_escape(clip), f.px, f.py, f.pw, f.ph);
     if (!panel.title.empty()) {
       fmt::format_to(std::back_inserter(out),
                      "<text class=\"panel-title\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" "
                      "font-weight=\"600\" fill=\"#222\">{}</text>\n",
-                     px, py - 9, xml_escape(panel.title));
+                     f.px, f.py - 9, xml_escape(panel.title));
     }
     fmt::format_to(std::back_inserter(out),
                    "<rect class=\"plot-area\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
                    "height=\"{:.1f}\" fill=\"#fbfbfb\" stroke=\"#b8b8b8\"/>\n",
-                   px, py, pw, ph);
-    // Minor grid on log2 byte axes: one line per octave.
-    if (chart.x.scale == AxisScale::kLog2 && chart.x.ticks.empty()) {
-      for (int e = static_cast<int>(std::ceil(tx_lo)); e <= static_cast<int>(std::floor(tx_hi));
-           ++e) {
-        const double x = sx(std::ldexp(1.0, e));
-        fmt::format_to(std::back_inserter(out),
-                       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
-                       "stroke=\"#efefef\"/>\n",
-                       x, py, py + ph);
-      }
-    }
-    if (chart.y.scale == AxisScale::kLog10) {
-      for (int d = static_cast<int>(std::floor(ty_lo)); d < static_cast<int>(std::ceil(ty_hi));
-           ++d) {
-        for (int m = 2; m <= 9; ++m) {
-          const double v = m * std::pow(10.0, d);
-          if (v <= yr.lo || v >= yr.hi) continue;
-          fmt::format_to(std::back_inserter(out),
-                         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" "
-                         "stroke=\"#f0f0f0\"/>\n",
-                         px, sy(v), px + pw);
-        }
-      }
-    }
-    put("<g class=\"x-axis\">\n");
-    for (double t : x_ticks) {
-      const double x = sx(t);
-      fmt::format_to(
-          std::back_inserter(out),
-          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#e0e0e0\"/>"
-          "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{0:.1f}\" y2=\"{3:.1f}\" stroke=\"#777\"/>"
-          "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4:.1f}\" text-anchor=\"middle\" "
-          "font-size=\"11\" fill=\"#333\">{5}</text>\n",
-          x, py, py + ph, py + ph + 4, py + ph + 16, xml_escape(tick_label(chart.x, t)));
-    }
-    fmt::format_to(std::back_inserter(out),
-                   "<text class=\"axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" "
-                   "fill=\"#222\">{}</text>\n</g>\n",
-                   px + pw / 2, py + ph + 36, xml_escape(chart.x.label));
-    put("<g class=\"y-axis\">\n");
-    for (double t : y_ticks) {
-      const double y = sy(t);
-      fmt::format_to(
-          std::back_inserter(out),
-          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#e0e0e0\"/>"
-          "<line x1=\"{3:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{1:.1f}\" stroke=\"#777\"/>"
-          "<text class=\"tick\" x=\"{4:.1f}\" y=\"{5:.1f}\" text-anchor=\"end\" font-size=\"11\" "
-          "fill=\"#333\">{6}</text>\n",
-          px, y, px + pw, px - 4, px - 7, y + 4, xml_escape(tick_label(chart.y, t)));
-    }
-    fmt::format_to(std::back_inserter(out),
-                   "<text class=\"axis-label\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" "
-                   "text-anchor=\"middle\" fill=\"#222\">{}</text>\n</g>\n",
-                   static_cast<double>(ox) + 16, py + ph / 2, xml_escape(chart.y.label));
-
+                   f.px, f.py, f.pw, f.ph);
+    write_axes(out, f, ox, x_ticks, y_ticks);
     fmt::format_to(std::back_inserter(out), "<g clip-path=\"url(#{})\">\n", xml_escape(clip));
-    for (const auto& r : chart.references) {
-      if (r.high > r.low && usable(chart.y.scale, r.low) && usable(chart.y.scale, r.high)) {
-        fmt::format_to(
-            std::back_inserter(out),
-            "<rect class=\"reference-band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
-            "height=\"{:.1f}\" fill=\"#000\" fill-opacity=\"0.07\"><title>{}</title></rect>\n",
-            px, sy(r.high), pw, sy(r.low) - sy(r.high), xml_escape(r.label));
-      }
-      if (usable(chart.y.scale, r.y)) {
-        fmt::format_to(
-            std::back_inserter(out),
-            "<line class=\"reference\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
-            "stroke=\"#444\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>\n",
-            px, sy(r.y), px + pw, sy(r.y));
-      }
-    }
-    // Bands first, then lines, then markers, so no band hides a line or a point.
-    for (const auto& s : panel.series) {
-      std::string upper, lower;
-      for (const auto& p : s.points) {
-        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.low) ||
-            !usable(chart.y.scale, p.high))
-          continue;
-        upper += fmt::format("{}{:.1f},{:.1f}", upper.empty() ? "M" : "L", sx(p.x), sy(p.high));
-      }
-      for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) {
-        if (!usable(chart.x.scale, it->x) || !usable(chart.y.scale, it->low) ||
-            !usable(chart.y.scale, it->high))
-          continue;
-        lower += fmt::format("L{:.1f},{:.1f}", sx(it->x), sy(it->low));
-      }
-      if (!upper.empty()) {
-        fmt::format_to(std::back_inserter(out),
-                       "<path class=\"band\" d=\"{}{}Z\" fill=\"{}\" fill-opacity=\"0.16\" "
-                       "stroke=\"none\"/>\n",
-                       upper, lower, style_color(s.style));
-      }
-    }
-    // The run-to-run range: a dashed outline, so it reads apart from the per-iteration band.
-    for (const auto& s : panel.series) {
-      std::string upper, lower;
-      for (const auto& p : s.points) {
-        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.repeat_low) ||
-            !usable(chart.y.scale, p.repeat_high))
-          continue;
-        upper +=
-            fmt::format("{}{:.1f},{:.1f}", upper.empty() ? "M" : "L", sx(p.x), sy(p.repeat_high));
-        lower +=
-            fmt::format("{}{:.1f},{:.1f}", lower.empty() ? "M" : "L", sx(p.x), sy(p.repeat_low));
-      }
-      if (!upper.empty()) {
-        fmt::format_to(std::back_inserter(out),
-                       "<path class=\"repeat-band\" d=\"{} {}\" fill=\"none\" stroke=\"{}\" "
-                       "stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\n",
-                       upper, lower, style_color(s.style));
-      }
-    }
-    for (const auto& s : panel.series) {
-      if (s.mark == SeriesMark::kReferencePoints) continue;  // markers only
-      std::string d;
-      for (const auto& p : s.points) {
-        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
-        d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : "L", sx(p.x), sy(p.y));
-      }
-      const std::string dash =
-          s.mark == SeriesMark::kReferenceCurve ? kReferenceDash : dash_of(s.style, s.dash);
-      fmt::format_to(std::back_inserter(out),
-                     "<path class=\"{}\" data-name=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
-                     "stroke-width=\"2\" stroke-linejoin=\"round\"{}><title>{}</title></path>\n",
-                     s.mark == SeriesMark::kMeasured ? "series" : "reference-series",
-                     xml_escape(s.name), d, style_color(s.style),
-                     dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash),
-                     xml_escape(s.name));
-    }
-    put("</g>\n");
-    for (const auto& s : panel.series) {
-      put("<g class=\"points\">\n");
-      for (const auto& p : s.points) {
-        if (!usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y)) continue;
-        const double x = sx(p.x), y = sy(p.y);
-        if (x < px - 0.5 || x > px + pw + 0.5 || y < py - 0.5 || y > py + ph + 0.5) continue;
-        fmt::format_to(std::back_inserter(out), "<g class=\"{}\"><title>{}</title>",
-                       s.mark == SeriesMark::kMeasured ? "point" : "reference-point",
-                       xml_escape(p.title));
-        if (p.flagged) {
-          fmt::format_to(std::back_inserter(out),
-                         "<circle class=\"flag\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"7.5\" "
-                         "fill=\"none\" stroke=\"#000\" stroke-width=\"1.6\"/>",
-                         x, y);
-        }
-        // An invisible larger target makes the hover title easy to hit.
-        fmt::format_to(
-            std::back_inserter(out),
-            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"8\" fill=\"#fff\" fill-opacity=\"0\"/>", x, y);
-        put(s.mark == SeriesMark::kMeasured ? marker_element(s.style, x, y, 3.6)
-                                            : reference_marker(s.style, x, y));
-        put("</g>\n");
-      }
-      put("</g>\n");
-    }
-    // Algorithm switches last, above the markers: a tick through the point, labelled above it
-    // (right-aligned in the right part of the plot so that the label stays inside).
-    for (const auto& s : panel.series) {
-      for (const auto& p : s.points) {
-        if (p.switch_label.empty() || !usable(chart.x.scale, p.x) || !usable(chart.y.scale, p.y))
-          continue;
-        const double x = sx(p.x), y = sy(p.y);
-        if (x < px - 0.5 || x > px + pw + 0.5 || y < py - 0.5 || y > py + ph + 0.5) continue;
-        const double top = std::max(py + 2, y - 14), bottom = std::min(py + ph, y + 14);
-        const bool right_part = x > px + 0.6 * pw;
-        fmt::format_to(
-            std::back_inserter(out),
-            "<g class=\"algorithm-switch\"><title>{} · {}</title>"
-            "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-            "stroke-width=\"1.4\"/>"
-            "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\" font-size=\"10\" "
-            "fill=\"#333\">{}</text></g>\n",
-            xml_escape(s.name), xml_escape(p.switch_label), x, top, x, bottom, style_color(s.style),
-            right_part ? x - 3 : x + 3, std::max(py + 10, top - 2), right_part ? "end" : "start",
-            xml_escape(p.switch_label));
-      }
-    }
+    write_references(out, f);
+    write_series_paths(out, f, panel);
+    put(out, "</g>\n");
+    write_points(out, f, panel);
+    write_switches(out, f, panel);
     if (panel.series.empty()) {
       fmt::format_to(
           std::back_inserter(out),
           "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#777\">no data</text>\n",
-          px + pw / 2, py + ph / 2);
+          f.px + f.pw / 2, f.py + f.ph / 2);
     }
-    put("</g>\n");
+    put(out, "</g>\n");
   }
-
-  if (has_legend) {
-    const int lx0 = legend_below ? kMarginLeft - 40 : cols * chart.panel_width + 8;
-    const int ly = legend_below ? header + rows * chart.panel_height - 6 : header + kMarginTop - 8;
-    fmt::format_to(std::back_inserter(out), "<g class=\"legend\" data-entries=\"{}\">\n",
-                   chart.legend.size());
-    for (std::size_t i = 0; i < chart.legend.size(); ++i) {
-      const auto& e = chart.legend[i];
-      const int col = static_cast<int>(i) % legend_cols;
-      const int row = static_cast<int>(i) / legend_cols;
-      const int lx = lx0 + col * column_width;
-      const double y = ly + 10 + kLegendRow * static_cast<double>(row);
-      const std::string shown = truncate(e.name, legend_chars);
-      fmt::format_to(std::back_inserter(out), "<g class=\"legend-entry\"><title>{}</title>",
-                     xml_escape(e.name));
-      if (e.band) {
-        fmt::format_to(std::back_inserter(out),
-                       "<rect x=\"{}\" y=\"{:.1f}\" width=\"30\" height=\"10\" fill=\"#000\" "
-                       "fill-opacity=\"0.07\" stroke=\"#444\" stroke-dasharray=\"5 4\"/>",
-                       lx, y - 5);
-      } else if (e.mark != SeriesMark::kMeasured) {
-        if (e.mark == SeriesMark::kReferenceCurve) {
-          fmt::format_to(std::back_inserter(out),
-                         "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
-                         "stroke-width=\"2\" stroke-dasharray=\"{}\"/>",
-                         lx, y, lx + 30, y, style_color(e.style), kReferenceDash);
-        }
-        put(reference_marker(e.style, lx + 15, y));
-      } else {
-        const std::string dash = dash_of(e.style, e.dash);
-        fmt::format_to(std::back_inserter(out),
-                       "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" "
-                       "stroke-width=\"2\"{}/>",
-                       lx, y, lx + 30, y, style_color(e.style),
-                       dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", dash));
-        put(marker_element(e.style, lx + 15, y, 3.6));
-      }
-      fmt::format_to(std::back_inserter(out),
-                     "<text x=\"{}\" y=\"{:.1f}\" fill=\"#222\">{}</text></g>\n", lx + 38, y + 4,
-                     xml_escape(shown));
-    }
-    put("</g>\n");
-  }
-  put("</svg>\n");
+  if (layout.has_legend) write_legend(out, chart, layout);
+  put(out, "</svg>\n");
   return fmt::to_string(out);
 }
 
