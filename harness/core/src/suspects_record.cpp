@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collbench/text.h"
+
 namespace collbench {
 
 namespace {
@@ -55,12 +57,6 @@ SuspectsRecord read_suspects_json(std::string_view text) {
   SuspectsRecord record;
   read_record(j, record, "");
   return record;
-}
-
-std::string percent_text(double fraction) {
-  const double p = 100 * fraction;
-  if (p > 0 && p < 10) return fmt::format("{:.2g}%", p);
-  return fmt::format("{:.0f}%", p);
 }
 
 std::string suspects_text(const SuspectsRecord& record) {

@@ -103,4 +103,12 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return fmt::format("{}", fmt::join(parts, separator));
 }
 
+std::string whole_percent(double ratio) { return fmt::format("{:.0f}%", 100 * ratio); }
+
+std::string percent_text(double fraction) {
+  const double p = 100 * fraction;
+  if (p > 0 && p < 10) return fmt::format("{:.2g}%", p);
+  return whole_percent(fraction);
+}
+
 }  // namespace collbench

@@ -34,8 +34,6 @@ constexpr int kMinNodes = 4;
 constexpr int kMaxNodes = 100000;
 constexpr int kMaxRepeats = 100;
 
-std::string percent(double ratio) { return fmt::format("{:.0f}%", 100 * ratio); }
-
 std::string gbps(const Bandwidths& b) {
   std::vector<std::string> parts;
   for (const auto& [key, v] : b) parts.push_back(fmt::format("{} {:.3g} GB/s", key, v));
@@ -690,7 +688,7 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
   };
   auto words = [&](const Retest& t) {
     if (!t.failure.empty()) return fmt::format("{} failed: {}", link_name(t.a, t.b), t.failure);
-    return fmt::format("{} {} of the reference ({})", link_name(t.a, t.b), percent(*t.ratio),
+    return fmt::format("{} {} of the reference ({})", link_name(t.a, t.b), whole_percent(*t.ratio),
                        gbps(t.bandwidths));
   };
   auto found = [](const std::vector<double>& ratios, std::size_t i) {
@@ -764,7 +762,7 @@ std::string hunt_summary(const HuntOutcome& o, const fs::path& output) {
     s += fmt::format(
         "retests with the good node {}, against {}: {}; slow below {} and below halfway (in "
         "logs) to how slow the tournament found the suspect\n",
-        o.good, o.reference_what, gbps(o.reference), percent(1 - o.threshold));
+        o.good, o.reference_what, gbps(o.reference), whole_percent(1 - o.threshold));
   }
   for (const auto& f : o.findings) {
     const std::string who = f.peer ? link_name(f.host, *f.peer) : f.host;

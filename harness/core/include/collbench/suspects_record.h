@@ -64,8 +64,4 @@ SuspectsRecord read_suspects_json(std::string_view text);
 /// that is not a hostname goes into a comment line instead. "" when nothing is named.
 std::string suspects_text(const SuspectsRecord& record);
 
-/// A fraction as a percentage with two significant digits below 10% ("0.42%", "3.1%", "41%"):
-/// the factors by which a slow link falls short span orders of magnitude.
-std::string percent_text(double fraction);
-
 }  // namespace collbench

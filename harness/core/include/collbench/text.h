@@ -33,4 +33,11 @@ bool escape_invalid_utf8(std::string& text);
 /// `text` without leading and trailing white space.
 std::string_view trim(std::string_view text);
 
+/// A ratio as a whole percentage: 0.874 -> "87%".
+std::string whole_percent(double ratio);
+
+/// A fraction as a percentage with two significant digits below 10% ("0.42%", "3.1%", "41%"):
+/// the factors by which a slow link falls short span orders of magnitude.
+std::string percent_text(double fraction);
+
 }  // namespace collbench

@@ -12,6 +12,7 @@
 #include "collbench/report/algorithm.h"
 #include "collbench/report/reference.h"
 #include "collbench/sizes.h"
+#include "collbench/text.h"
 
 namespace collbench::report {
 
@@ -77,7 +78,6 @@ std::string source_text(const ReferenceSource& s) {
 }
 
 std::string number(double v) { return fmt::format("{}", v); }
-std::string percent(double ratio) { return fmt::format("{:.0f}%", 100 * ratio); }
 std::string times(double ratio) { return format_sig(ratio, 2) + "×"; }
 
 std::string date_of(const std::string& iso) {
@@ -190,7 +190,7 @@ ReferenceVerdict published_verdict(int series_index, const Series& series, const
       v.measured = true;
       v.ratio = series.figures.peak_busbw / *ref.busbw_gbps;
       text = fmt::format("{} peak: {} of {} peak ({} GB/s, {}); measured peak {} GB/s at {}",
-                         series.test, percent(v.ratio), who, number(*ref.busbw_gbps), src,
+                         series.test, whole_percent(v.ratio), who, number(*ref.busbw_gbps), src,
                          format_sig(series.figures.peak_busbw),
                          format_bytes(series.figures.peak_bytes));
     } else {
@@ -208,8 +208,9 @@ ReferenceVerdict published_verdict(int series_index, const Series& series, const
   if (ref.busbw_gbps && p && p->has_busbw && p->busbw > 0) {
     v.measured = true;
     v.ratio = p->busbw / *ref.busbw_gbps;
-    text = fmt::format("{}: {} of {} figure ({} GB/s, {}); measured {} GB/s", at, percent(v.ratio),
-                       who, number(*ref.busbw_gbps), src, format_sig(p->busbw));
+    text = fmt::format("{}: {} of {} figure ({} GB/s, {}); measured {} GB/s", at,
+                       whole_percent(v.ratio), who, number(*ref.busbw_gbps), src,
+                       format_sig(p->busbw));
   } else if (!ref.busbw_gbps && ref.time_us && p && p->time_us > 0) {
     v.measured = true;
     v.by_time = true;
@@ -403,8 +404,9 @@ ReferenceReport judge_against_references(const ResultSet& set, const Model& mode
             if (!by_time && now->has_busbw && old->has_busbw && old->busbw > 0) {
               v.measured = true;
               v.ratio = now->busbw / old->busbw;
-              v.text = fmt::format("{}: {} of {} ({} GB/s); measured {} GB/s", at, percent(v.ratio),
-                                   name, format_sig(old->busbw), format_sig(now->busbw));
+              v.text = fmt::format("{}: {} of {} ({} GB/s); measured {} GB/s", at,
+                                   whole_percent(v.ratio), name, format_sig(old->busbw),
+                                   format_sig(now->busbw));
             } else if (old->time_us > 0) {
               v.measured = true;
               v.by_time = true;

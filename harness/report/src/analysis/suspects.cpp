@@ -46,12 +46,11 @@
 #include <unordered_map>
 
 #include "collbench/report/model.h"
+#include "collbench/text.h"
 
 namespace collbench::report {
 
 namespace {
-
-std::string percent(double fraction) { return percent_text(fraction); }
 
 // Everything that makes two rows of one run different measurements; pairs are compared only
 // with pairs measured the same way in the same run.
@@ -341,8 +340,8 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
         s.reason = fmt::format(
             "pair evidence: {} of its {} pairs are slow; they ran at a median {} of the median "
             "of the other {} pairs (named below {}; spread of a pair {})",
-            h.slow_pairs, h.pairs, percent(std::exp(own_median - ref_median)), ref.size(),
-            percent(std::exp(-margin)), percent(pair_spread));
+            h.slow_pairs, h.pairs, percent_text(std::exp(own_median - ref_median)), ref.size(),
+            percent_text(std::exp(-margin)), percent_text(pair_spread));
         report.suspects.push_back(std::move(s));
       }
     }
@@ -390,7 +389,8 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
     link.reason = fmt::format(
         "pair evidence: the pair ran at {} of the median of the other {} pairs (named below {}; "
         "spread of a pair {}); neither host is slow with its other pairs",
-        percent(link.ratio), ref_pairs, percent(std::exp(-margin)), percent(pair_spread));
+        percent_text(link.ratio), ref_pairs, percent_text(std::exp(-margin)),
+        percent_text(pair_spread));
     report.links.push_back(std::move(link));
   }
 }
@@ -567,8 +567,8 @@ void straggler_evidence(const ResultSet& set, const SuspectRule& rule, SuspectRe
     const std::string reason = fmt::format(
         "straggler evidence: the slowest rank in {} of the {} rows it took part in ({}; chance "
         "{}, p = {:.2g}), by a median {} over the mean rank",
-        s.slowest, s.rows, percent(s.share()), percent(s.chance), s.p_value,
-        percent(s.median_excess));
+        s.slowest, s.rows, percent_text(s.share()), percent_text(s.chance), s.p_value,
+        percent_text(s.median_excess));
     const auto it = std::find_if(report.suspects.begin(), report.suspects.end(),
                                  [&](const SuspectHost& h) { return h.host == s.host; });
     if (it != report.suspects.end()) {

@@ -9,6 +9,7 @@
 
 #include "collbench/report/svg.h"
 #include "collbench/sizes.h"
+#include "collbench/text.h"
 #include "internal.h"
 
 namespace collbench::report::detail {
@@ -38,8 +39,6 @@ std::string colour(double ratio) {
   auto mix = [&](int i) { return static_cast<int>(std::lround(from[i] + (to[i] - from[i]) * t)); };
   return fmt::format("#{:02X}{:02X}{:02X}", mix(0), mix(1), mix(2));
 }
-
-std::string percent(double fraction) { return percent_text(fraction); }
 
 std::string short_name(const std::string& host) {
   constexpr std::size_t kLimit = 24;
@@ -71,8 +70,8 @@ std::string rule_text(const SuspectRule& rule) {
       "neither host is named. A straggler host is the slowest rank's host far more often than "
       "chance (binomial test at {3:g}% over the hosts tested, and at least three times chance or "
       "halfway to always) by a median of {4} or more over the mean rank.",
-      format_bytes(rule.min_pair_bytes), percent(rule.min_effect), rule.spread_factor,
-      100 * rule.straggler_alpha, percent(rule.min_straggler_excess));
+      format_bytes(rule.min_pair_bytes), percent_text(rule.min_effect), rule.spread_factor,
+      100 * rule.straggler_alpha, percent_text(rule.min_straggler_excess));
 }
 
 }  // namespace
@@ -123,7 +122,7 @@ std::string suspects_heatmap_svg(const SuspectReport& report) {
           "<title>{} ↔ {}: {} of the median pair ({} ratios); {} GB/s at the largest size</title>"
           "</rect>\n",
           x, y, cell, cell, colour(p->ratio), xml_escape(hosts[i].str()),
-          xml_escape(hosts[j].str()), percent(p->ratio), p->samples, format_sig(p->busbw));
+          xml_escape(hosts[j].str()), percent_text(p->ratio), p->samples, format_sig(p->busbw));
     }
   }
   // Legend: the colour scale from slow (bottom) to fast (top).
@@ -138,7 +137,9 @@ std::string suspects_heatmap_svg(const SuspectReport& report) {
       legend_x, top, legend_h);
   for (double v : {0.5, 0.75, 1.0, 1.25, 1.5}) {
     const double y = top + legend_h * (kScaleHigh - v) / (kScaleHigh - kScaleLow);
-    const std::string text = v == kScaleLow ? "≤ 50%" : v == kScaleHigh ? "≥ 150%" : percent(v);
+    const std::string text = v == kScaleLow    ? "≤ 50%"
+                             : v == kScaleHigh ? "≥ 150%"
+                                               : percent_text(v);
     s += fmt::format(
         "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#555555\"/>"
         "<text x=\"{3}\" y=\"{2:.1f}\" font-size=\"11\" dominant-baseline=\"middle\">{4}</text>\n",
@@ -159,8 +160,8 @@ Table straggler_table(const SuspectReport& report, std::size_t limit) {
     if (t.rows.size() == limit) break;
     t.rows.push_back({s.host.str(), s.rank < 0 ? std::string("all") : fmt::format("{}", s.rank),
                       fmt::format("{} / {}", s.slowest, s.rows),
-                      fmt::format("{} ({})", percent(s.share()), percent(s.chance)),
-                      percent(s.median_excess), s.named ? std::string("yes") : std::string()});
+                      fmt::format("{} ({})", percent_text(s.share()), percent_text(s.chance)),
+                      percent_text(s.median_excess), s.named ? std::string("yes") : std::string()});
   }
   return t;
 }
@@ -243,7 +244,7 @@ std::string suspects_markdown_section(const SuspectReport& report) {
         std::vector<std::string> row{short_name(a.str())};
         for (Name b : report.hosts) {
           const PairStat* p = a == b ? nullptr : report.pair(a, b);
-          row.push_back(p ? percent(p->ratio) : std::string());
+          row.push_back(p ? percent_text(p->ratio) : std::string());
         }
         m.rows.push_back(std::move(row));
       }
