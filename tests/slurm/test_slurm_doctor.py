@@ -146,7 +146,9 @@ class Doctor(unittest.TestCase):
         self.assert_benchmark_ran(out)
         # One task per node, under the benchmark's --mpi, before the benchmark's launch.
         doctor_launch, bench_launch = self.launches()
-        self.assertEqual(doctor_launch[:6], ["srun", "--mpi=pmix", "--kill-on-bad-exit=1", "--nodes=2",
+        # --kill-on-bad-exit=0: the doctor's ranks all exit 1 on a problem, and the first to exit
+        # must not have the others killed (srun would then report 137, not 1).
+        self.assertEqual(doctor_launch[:6], ["srun", "--mpi=pmix", "--kill-on-bad-exit=0", "--nodes=2",
                                              "--ntasks=2", "--ntasks-per-node=1"])
         self.assertIn("--ntasks=8", bench_launch)
         # The table under the "# doctor:" heading, in the header, then the warning.
