@@ -31,9 +31,7 @@ std::string through_simdjson(const std::string& text) {
   simdjson::dom::element document;
   EXPECT_FALSE(parser.parse(text).get(document)) << text;
   try {
-    RunContext context;
-    read_record(SimdjsonValue(document), context);
-    return to_json(context).dump();
+    return to_json(context_from(SimdjsonValue(document))).dump();
   } catch (const RecordError& e) {
     return std::string("error: ") + e.what();
   }

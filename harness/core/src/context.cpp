@@ -7,9 +7,7 @@ nlohmann::json to_json(const RunContext& context) {
 }
 
 RunContext context_from_json(const nlohmann::json& line) {
-  RunContext context;
-  read_record(line, context, "");
-  return context;
+  return context_from(NlohmannValue(line));
 }
 
 }  // namespace collbench

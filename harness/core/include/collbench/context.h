@@ -222,8 +222,17 @@ struct RunContext {
 /// The context line: the context's fields plus "schema" and "record": "context".
 nlohmann::json to_json(const RunContext& context);
 
-/// Reads a context line (its "schema" and "record" members are not checked here). Throws
-/// RecordError naming the first member that is missing or of the wrong type.
+/// Reads a context line (its "schema" and "record" members are not checked here) from any
+/// parsed JSON (collbench/record.h's JsonValue). Throws RecordError naming the first member that
+/// is missing or of the wrong type.
+template <JsonValue J>
+RunContext context_from(const J& line) {
+  RunContext context;
+  read_record(line, context);
+  return context;
+}
+
+/// context_from() for nlohmann::json.
 RunContext context_from_json(const nlohmann::json& line);
 
 }  // namespace collbench

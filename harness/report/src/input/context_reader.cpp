@@ -53,8 +53,8 @@ LineOutcome read_context(dom::element document, std::uint32_t file, std::uint64_
   }
   ReadContext context;
   try {
-    // Read from the parsed line itself, by the rules context_from_json reads a line with.
-    read_record(SimdjsonValue(document), context.context);
+    // Read from the parsed line itself: no copy as nlohmann::json in between.
+    context.context = context_from(SimdjsonValue(document));
   } catch (const RecordError& e) {
     return rejected(Diagnostic::Kind::kBadRecord,
                     fmt::format("context record: {}; skipped", e.what()));

@@ -675,20 +675,21 @@ std::string render_svg(const Chart& chart, bool standalone) {
   Buffer out;
   if (standalone) put(out, kXmlDeclaration);
   write_heading(out, chart, layout);
+  // Every panel has the same size and ranges; only its place in the grid differs.
+  Frame f{chart, yr};
+  f.pw = chart.panel_width - kMarginLeft - kMarginRight;
+  f.ph = chart.panel_height - kMarginTop - kMarginBottom;
+  f.tx_lo = transform(chart.x.scale, xr.lo);
+  f.tx_hi = transform(chart.x.scale, xr.hi);
+  f.ty_lo = transform(chart.y.scale, yr.lo);
+  f.ty_hi = transform(chart.y.scale, yr.hi);
   for (int pi = 0; pi < layout.panel_count; ++pi) {
     const Panel empty_panel;
     const Panel& panel = chart.panels.empty() ? empty_panel : chart.panels[pi];
     const int ox = (pi % layout.cols) * chart.panel_width;
     const int oy = layout.header + (pi / layout.cols) * chart.panel_height;
-    Frame f{chart, yr};
     f.px = ox + kMarginLeft;
     f.py = oy + kMarginTop;
-    f.pw = chart.panel_width - kMarginLeft - kMarginRight;
-    f.ph = chart.panel_height - kMarginTop - kMarginBottom;
-    f.tx_lo = transform(chart.x.scale, xr.lo);
-    f.tx_hi = transform(chart.x.scale, xr.hi);
-    f.ty_lo = transform(chart.y.scale, yr.lo);
-    f.ty_hi = transform(chart.y.scale, yr.hi);
     const std::string clip = fmt::format("{}-clip{}", chart.id, pi);
 
     fmt::format_to(std::back_inserter(out), "<g class=\"panel\" data-series=\"{}\">\n",
