@@ -161,6 +161,30 @@ TEST(Campaign, DefaultsWhenOptionalKeysAreMissing) {
             (std::vector<std::string>{"all_reduce", "--backend", "nccl"}));
 }
 
+// Every field of MeasureRequest outside sizes is a key of the campaign and of a variant, read as
+// collbench reads its flag: precision and max_time have no reader of their own in the campaign.
+TEST(Campaign, EveryRequestFieldIsAKey) {
+  const auto c = parse(kMinimal +
+                       "backend: mpi\nprecision: 2%\nvariants:\n  - name: slow\n    max_time: 5\n"
+                       "  - name: fine\n    precision: 0.005\n");
+  EXPECT_EQ(c.collbench_args(c.variants[0]),
+            (std::vector<std::string>{"all_reduce", "--precision", "0.02", "--max-time", "5",
+                                      "--backend", "mpi"}));
+  EXPECT_EQ(c.collbench_args(c.variants[1]),
+            (std::vector<std::string>{"all_reduce", "--precision", "0.005", "--backend", "mpi"}));
+  const std::string bad = error_of(kMinimal + "precision: lots\n");
+  EXPECT_EQ(bad.rfind("c.yaml:4:12: ", 0), 0u) << bad;
+  EXPECT_NE(bad.find("'precision' is not a value collbench takes: --precision lots: expected"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(error_of(kMinimal + "max_time: [1, 2]\n").find("'max_time' must be one value"),
+            std::string::npos);
+  EXPECT_NE(error_of(kMinimal + "variants:\n  - name: v\n    backend: mpi\n")
+                .find("unknown key 'backend' in a variant"),
+            std::string::npos)
+      << "the campaign alone chooses the backend";
+}
+
 TEST(Campaign, DoctorTakesEveryModeAndIsOffWithoutTheKey) {
   EXPECT_EQ(parse(kMinimal).doctor, DoctorMode::kOff);
   EXPECT_EQ(parse(kMinimal + "doctor: off\n").doctor, DoctorMode::kOff);

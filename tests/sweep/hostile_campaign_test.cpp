@@ -89,7 +89,7 @@ TEST(HostileCampaign, CommaListsAndSpacesAreTakenAsCollbenchTakesThem) {
       "campaign: t\ntests: 'all_reduce, all_gather'\nnodes: [2]\ndtypes: float,half\nops: [max]\n",
       "c.yaml", rules());
   EXPECT_EQ(c.tests, (std::vector<std::string>{"all_reduce", "all_gather"}));
-  EXPECT_EQ(c.options.dtypes, (std::vector<std::string>{"float", "half"}));
+  EXPECT_EQ(c.request.dtypes, (AllOr<DType>{false, {DType::kFloat, DType::kHalf}}));
   const auto args = c.collbench_args(c.variants[0]);
   EXPECT_EQ(args[0], "all_reduce,all_gather");
 }

@@ -28,10 +28,10 @@ CampaignRules rules() {
   CampaignRules r;
   r.known_tests = {"all_reduce"};
   r.backends = {{"mpi", false}};
-  // Stands in for collbench's own check: refuses an unknown test.
+  // Stands in for collbench's own check: refuses an unknown test in the comma-separated list.
   r.check_collbench_args = [](const std::vector<std::string>& argv) {
-    if (argv.at(1) != "all_reduce" && argv.at(1) != "all_gather") {
-      throw_usage("unknown test '{}'", argv.at(1));
+    for (const auto& test : split(argv.at(1), ',')) {
+      if (test != "all_reduce" && test != "all_gather") throw_usage("unknown test '{}'", test);
     }
   };
   return r;
@@ -64,7 +64,7 @@ TEST(HuntCli, OptionsReachTheSettings) {
   const auto& s = c.hunt;
   EXPECT_EQ(s.nodes, 8);
   EXPECT_EQ(s.partition, "gpu");
-  EXPECT_EQ(s.tests, (std::vector<std::string>{"all_reduce", "all_gather"}));
+  EXPECT_EQ(s.request.tests, (std::vector<std::string>{"all_reduce", "all_gather"}));
   EXPECT_EQ(s.splits, (std::vector<std::string>{"pairs", "rail"}));
   EXPECT_EQ(s.repeats, 2);
   EXPECT_DOUBLE_EQ(s.threshold, 0.4);
@@ -73,16 +73,35 @@ TEST(HuntCli, OptionsReachTheSettings) {
   EXPECT_EQ(s.time_limit, "10");
   EXPECT_EQ(s.output, "out");
   EXPECT_FALSE(s.inside);
-  EXPECT_EQ(hunt_collbench_args(s),
-            (std::vector<std::string>{"all_reduce", "all_gather", "-b", "2M", "-e", "8M", "-f", "2",
-                                      "-n", "3", "-w", "1"}));
+  EXPECT_EQ(to_argv(s.request),
+            (std::vector<std::string>{"all_reduce,all_gather", "-b", "2097152", "-e", "8388608",
+                                      "-f", "2", "-n", "3", "-w", "1"}));
   EXPECT_DOUBLE_EQ(hunt({"--nodes", "4", "-o", "d", "--threshold", "0.1"}).hunt.threshold, 0.1);
   const auto p =
       hunt({"--nodes", "4", "-o", "d", "--precision", "5%", "--max-time", "2", "--backend", "mpi"});
-  EXPECT_EQ(
-      hunt_collbench_args(p.hunt),
-      (std::vector<std::string>{"all_reduce", "-b", "1M", "-e", "64M", "-f", "4", "-n", "20", "-w",
-                                "5", "--backend", "mpi", "--precision", "5%", "--max-time", "2"}));
+  EXPECT_EQ(to_argv(p.hunt.request),
+            (std::vector<std::string>{"all_reduce", "-b", "1048576", "-e", "67108864", "-f", "4",
+                                      "-n", "20", "-w", "5", "--precision", "0.05", "--max-time",
+                                      "2", "--backend", "mpi"}));
+  // Every collbench option whose name the hunt does not use for its own reaches the request:
+  // a new field of MeasureRequest is a hunt option with no edit here.
+  const auto more =
+      hunt({"--nodes", "4", "-o", "d", "-d", "half,bfloat16", "-c", "0", "--stepbytes", "8K"});
+  EXPECT_EQ(more.hunt.request.dtypes, (AllOr<DType>{false, {DType::kHalf, DType::kBfloat16}}));
+  EXPECT_EQ(more.hunt.request.check, 0);
+  EXPECT_EQ(more.hunt.request.step_bytes, 8192u);
+  EXPECT_FALSE(more.hunt.request.step_factor) << "a step given replaces the hunt's factor";
+}
+
+TEST(HuntCli, CollbenchOptionsTheHuntNamesItselfStayTheHunts) {
+  // -o is the hunt's output and --timeout its wait for the job, not collbench's -o and -T.
+  const auto c = hunt({"--nodes", "4", "-o", "d", "--timeout", "30"});
+  EXPECT_EQ(c.hunt.output, "d");
+  EXPECT_DOUBLE_EQ(c.hunt.timeout_s, 30);
+  EXPECT_FALSE(c.hunt.request.ops);
+  EXPECT_FALSE(c.hunt.request.timeout_s);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "-d", "float,,half"}).find("-d"),
+            std::string::npos);
 }
 
 TEST(HuntCli, BadUsageIsOneLine) {

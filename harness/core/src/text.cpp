@@ -111,4 +111,20 @@ std::string percent_text(double fraction) {
   return whole_percent(fraction);
 }
 
+std::string shown(std::string_view text, std::size_t limit) {
+  std::string out;
+  for (const char ch : text) {
+    if (out.size() >= limit) {
+      out += "...";
+      break;
+    }
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f)
+      out += fmt::format("\\x{:02x}", u);
+    else
+      out += ch;
+  }
+  return out;
+}
+
 }  // namespace collbench

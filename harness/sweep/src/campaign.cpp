@@ -23,7 +23,6 @@
 #include "collbench/text.h"
 #include "collbench/types.h"
 #include "lists.h"
-#include "shown.h"
 
 namespace collbench::sweep {
 namespace {
@@ -39,22 +38,62 @@ constexpr double kMaxRuns = 100000;
 // collbench's own bound on -f, checked here too so that the message points at sizes.factor.
 constexpr long long kMaxFactor = 1 << 20;
 
-const std::vector<std::string> kMeasureKeys{"sizes", "dtypes", "ops",     "check",
-                                            "iters", "warmup", "timeout", "args"};
-const std::vector<std::string> kCampaignKeys{"campaign",     "description",     "tests",
-                                             "backend",      "sizes",           "dtypes",
-                                             "ops",          "check",           "iters",
-                                             "warmup",       "timeout",         "args",
-                                             "nodes",        "tasks_per_node",  "partitions",
-                                             "variants",     "repeats",         "time_limit",
-                                             "launcher",     "container_image", "container_mounts",
-                                             "output",       "collbench",       "sbatch_args",
-                                             "request_gpus", "doctor"};
-const std::vector<std::string> kVariantKeys{"name",   "description", "env",   "sizes",
-                                            "dtypes", "ops",         "check", "iters",
-                                            "warmup", "timeout",     "args",  "sbatch_args"};
+// The request's fields a campaign or a variant sets by their own key: every field outside the
+// sizes group (whose keys are under sizes:), but backend, which the campaign alone chooses (it
+// decides whether jobs ask for GPUs).
+std::vector<std::string> request_keys() {
+  std::vector<std::string> keys;
+  std::apply(
+      [&](const auto&... field) {
+        ((field.group.empty() && field.key != "backend" ? keys.emplace_back(field.key)
+                                                        : keys.emplace_back()),
+         ...);
+      },
+      MeasureRequest::fields());
+  std::erase(keys, std::string());
+  return keys;
+}
+
+// What to measure, at the top of the campaign or in a variant: sizes, the request's keys, args.
+std::vector<std::string> measure_keys() {
+  std::vector<std::string> keys{"sizes"};
+  for (auto& key : request_keys()) keys.push_back(std::move(key));
+  keys.emplace_back("args");
+  return keys;
+}
+
+// `head`, then `middle`, then `tail`.
+std::vector<std::string> keys_of(std::vector<std::string> head,
+                                 const std::vector<std::string>& middle,
+                                 const std::vector<std::string>& tail) {
+  head.insert(head.end(), middle.begin(), middle.end());
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+const std::vector<std::string> kCampaignKeys =
+    keys_of({"campaign", "description", "tests", "backend"}, measure_keys(),
+            {"nodes", "tasks_per_node", "partitions", "variants", "repeats", "time_limit",
+             "launcher", "container_image", "container_mounts", "output", "collbench",
+             "sbatch_args", "request_gpus", "doctor"});
+const std::vector<std::string> kVariantKeys =
+    keys_of({"name", "description", "env"}, measure_keys(), {"sbatch_args"});
 const std::vector<std::string> kPartitionKeys{"name", "instance_type", "site_env", "sbatch_args"};
 const std::vector<std::string> kSizeKeys{"min", "max", "factor", "step"};
+
+// Canonical names as name_list() returns them ({"all"} alone, or known names) as typed values.
+template <typename T, typename Parse>
+AllOr<T> typed_names(const std::vector<std::string>& names, Parse parse) {
+  AllOr<T> out;
+  for (const auto& n : names) {
+    if (n == "all") {
+      out.all = true;
+    } else {
+      out.items.push_back(*parse(n));
+    }
+  }
+  return out;
+}
 
 bool valid_name(const std::string& s) {
   static const std::regex kName("[A-Za-z0-9][A-Za-z0-9_.+-]*");
@@ -155,7 +194,7 @@ class Reader {
       } else if (key == "doctor") {
         c.doctor = doctor(value, key_mark);
       } else {
-        measure_key(key, value, key_mark, c.options);
+        measure_key(key, value, key_mark, c.request, c.args_mark);
       }
     }
     const auto top = mark(root);
@@ -169,7 +208,7 @@ class Reader {
                                         [](const auto& k) { return k.key == "request_gpus"; });
     if (!gpus_given) c.request_gpus = uses_gpus(c.backend);
     if (c.partitions.empty()) c.partitions.push_back(Partition{"", "", "", {}, top});
-    if (c.variants.empty()) c.variants.push_back(Variant{"default", "", {}, {}, {}, top});
+    if (c.variants.empty()) c.variants.push_back(Variant{"default", "", {}, {}, {}, {}, top});
     check_matrix_size(c, top);
     if (!c.container_image.empty() && c.launcher != "srun") {
       fail(top,
@@ -495,7 +534,7 @@ class Reader {
     return *bytes;
   }
 
-  void sizes(const YAML::Node& v, const SourceMark& km, MeasureOptions& o) const {
+  void sizes(const YAML::Node& v, const SourceMark& km, MeasureRequest& o) const {
     if (!v.IsMap()) {
       fail(mark(v, km), "'sizes' must be a map, not {}; e.g. sizes: {{min: 8, max: 1G, factor: 2}}",
            describe(v));
@@ -535,7 +574,7 @@ class Reader {
 
   // A range from min to a larger max that measures min alone is a mistake, not a choice (one
   // size is min == max): 0 times a factor stays 0, and a factor or step past max ends at once.
-  void check_range_advances(const MeasureOptions& o, const SourceMark& at) const {
+  void check_range_advances(const MeasureRequest& o, const SourceMark& at) const {
     const std::uint64_t min = *o.min_bytes, max = *o.max_bytes;
     if (min == max) return;
     if (o.step_factor && min == 0) {
@@ -555,32 +594,37 @@ class Reader {
     }
   }
 
+  // A key of what to measure, set at the top of the campaign or in a variant.
   void measure_key(const std::string& key, const YAML::Node& v, const SourceMark& km,
-                   MeasureOptions& o) const {
+                   MeasureRequest& o, SourceMark& args_mark) const {
     if (key == "sizes") {
       sizes(v, km, o);
     } else if (key == "dtypes") {
-      o.dtypes = name_list(
-          v, km, "dtypes", "dtypes: [float, half]",
-          [](const std::string& d) -> std::optional<std::string> {
-            const auto t = parse_dtype(d);
-            if (!t) return std::nullopt;
-            return std::string(name(*t));
-          },
-          [&](const std::string& d, const SourceMark& at) {
-            fail(at, "unknown dtype '{}'; use one of: {} (or all)", shown(d), dtype_names());
-          });
+      o.dtypes = typed_names<DType>(name_list(
+                                        v, km, "dtypes", "dtypes: [float, half]",
+                                        [](const std::string& d) -> std::optional<std::string> {
+                                          const auto t = parse_dtype(d);
+                                          if (!t) return std::nullopt;
+                                          return std::string(name(*t));
+                                        },
+                                        [&](const std::string& d, const SourceMark& at) {
+                                          fail(at, "unknown dtype '{}'; use one of: {} (or all)",
+                                               shown(d), dtype_names());
+                                        }),
+                                    parse_dtype);
     } else if (key == "ops") {
-      o.ops = name_list(
-          v, km, "ops", "ops: [sum]",
-          [](const std::string& op) -> std::optional<std::string> {
-            const auto r = parse_op(op);
-            if (!r) return std::nullopt;
-            return std::string(name(*r));
-          },
-          [&](const std::string& op, const SourceMark& at) {
-            fail(at, "unknown op '{}'; use one of: {} (or all)", shown(op), op_names());
-          });
+      o.ops = typed_names<ReduceOp>(name_list(
+                                        v, km, "ops", "ops: [sum]",
+                                        [](const std::string& op) -> std::optional<std::string> {
+                                          const auto r = parse_op(op);
+                                          if (!r) return std::nullopt;
+                                          return std::string(name(*r));
+                                        },
+                                        [&](const std::string& op, const SourceMark& at) {
+                                          fail(at, "unknown op '{}'; use one of: {} (or all)",
+                                               shown(op), op_names());
+                                        }),
+                                    parse_op);
     } else if (key == "check") {
       o.check = integer(v, km, "check", 0, 1000000);
     } else if (key == "iters") {
@@ -599,9 +643,33 @@ class Reader {
       }
       o.timeout_s = t;
     } else if (key == "args") {
-      o.args = words(v, km, "args", "args: [--pairs, all]");
-      o.args_mark = mark(v, km);
+      o.extra_args = words(v, km, "args", "args: [--pairs, all]");
+      args_mark = mark(v, km);
+    } else {
+      request_field(key, v, km, o);
     }
+  }
+
+  // A field of the request with no reader of its own above, read as collbench reads its flag's
+  // value ("precision: 2%" as --precision 2%): a new field is a campaign key with no edit here.
+  void request_field(const std::string& key, const YAML::Node& v, const SourceMark& km,
+                     MeasureRequest& o) const {
+    std::apply(
+        [&](const auto&... field) {
+          const auto read = [&](const auto& f) {
+            if (f.key != key) return;
+            if (!v.IsScalar())
+              fail(mark(v, km), "'{}' must be one value, not {}", key, describe(v));
+            refuse_nul(v, km, key);
+            try {
+              set_from_text(o, f.flag(), v.Scalar());
+            } catch (const Error& e) {
+              fail(mark(v, km), "'{}' is not a value collbench takes: {}", key, e.what());
+            }
+          };
+          (read(field), ...);
+        },
+        MeasureRequest::fields());
   }
 
   std::vector<Partition> partitions(const YAML::Node& v, const SourceMark& km) const {
@@ -667,7 +735,7 @@ class Reader {
         } else if (key == "sbatch_args") {
           var.sbatch_args = words(value, key_mark, "sbatch_args", "sbatch_args: [--exclusive]");
         } else {
-          measure_key(key, value, key_mark, var.options);
+          measure_key(key, value, key_mark, var.request, var.args_mark);
         }
       }
       if (var.name.empty()) fail(var.mark, "a variant has no name; add name: <variant>");
@@ -757,10 +825,10 @@ class Reader {
       try {
         rules_.check_collbench_args(argv);
       } catch (const Error& e) {
-        const bool has_args = !v.options.args.empty() || !c.options.args.empty();
-        const SourceMark at = !v.options.args.empty()   ? v.options.args_mark
-                              : !c.options.args.empty() ? c.options.args_mark
-                                                        : v.mark;
+        const bool has_args = !v.request.extra_args.empty() || !c.request.extra_args.empty();
+        const SourceMark at = !v.request.extra_args.empty()   ? v.args_mark
+                              : !c.request.extra_args.empty() ? c.args_mark
+                                                              : v.mark;
         // The hint about args only where there are args: it misleads about a sizes: block.
         fail(at, "collbench rejects the options of variant '{}': {}{}", v.name,
              shown(e.what(), 400),
@@ -808,45 +876,11 @@ std::string SourceMark::str() const {
   return fmt::format("{}:{}:{}", shown(file, 300), line, column);
 }
 
-MeasureOptions MeasureOptions::merged(const MeasureOptions& over) const {
-  MeasureOptions m = *this;
-  if (over.min_bytes) {
-    // Sizes come as one block: a variant's sizes replace the whole sequence.
-    m.min_bytes = over.min_bytes;
-    m.max_bytes = over.max_bytes;
-    m.step_factor = over.step_factor;
-    m.step_bytes = over.step_bytes;
-  }
-  if (!over.dtypes.empty()) m.dtypes = over.dtypes;
-  if (!over.ops.empty()) m.ops = over.ops;
-  if (over.check) m.check = over.check;
-  if (over.iters) m.iters = over.iters;
-  if (over.warmup) m.warmup = over.warmup;
-  if (over.timeout_s) m.timeout_s = over.timeout_s;
-  // Extra arguments add up: the campaign's first, then the variant's.
-  m.args.insert(m.args.end(), over.args.begin(), over.args.end());
-  return m;
-}
-
 std::vector<std::string> Campaign::collbench_args(const Variant& variant) const {
-  const MeasureOptions o = options.merged(variant.options);
-  auto join = [](const std::vector<std::string>& v) {
-    return fmt::format("{}", fmt::join(v, ","));
-  };
-  std::vector<std::string> a{join(tests)};
-  if (o.min_bytes) a.insert(a.end(), {"-b", std::to_string(*o.min_bytes)});
-  if (o.max_bytes) a.insert(a.end(), {"-e", std::to_string(*o.max_bytes)});
-  if (o.step_factor) a.insert(a.end(), {"-f", std::to_string(*o.step_factor)});
-  if (o.step_bytes) a.insert(a.end(), {"-i", std::to_string(*o.step_bytes)});
-  if (!o.dtypes.empty()) a.insert(a.end(), {"-d", join(o.dtypes)});
-  if (!o.ops.empty()) a.insert(a.end(), {"-o", join(o.ops)});
-  if (o.check) a.insert(a.end(), {"-c", std::to_string(*o.check)});
-  if (o.iters) a.insert(a.end(), {"-n", std::to_string(*o.iters)});
-  if (o.warmup) a.insert(a.end(), {"-w", std::to_string(*o.warmup)});
-  if (o.timeout_s) a.insert(a.end(), {"--timeout", fmt::format("{}", *o.timeout_s)});
-  a.insert(a.end(), {"--backend", backend});
-  a.insert(a.end(), o.args.begin(), o.args.end());
-  return a;
+  MeasureRequest r = merged(request, variant.request);
+  r.tests = tests;
+  r.backend = backend;
+  return to_argv(r);
 }
 
 Campaign parse_campaign(const std::string& text, const std::string& file,

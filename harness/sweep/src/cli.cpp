@@ -10,14 +10,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "collbench/cli_values.h"
 #include "collbench/error.h"
+#include "collbench/request.h"
 #include "collbench/sweep/did_you_mean.h"
 #include "collbench/system.h"
 #include "collbench/text.h"
-#include "shown.h"
 
 namespace collbench::sweep {
 namespace {
@@ -56,6 +57,8 @@ struct Given {
   std::string campaign, results, collbench, sbatch_template;
   double lock_timeout_s = 600;
   std::string hunt_tests = "all_reduce", hunt_split = "pairs", hunt_threshold = "25%";
+  /// The hunt's collbench options as given, by the flag MeasureRequest writes them with.
+  std::map<std::string, std::string, std::less<>> hunt_request;
 };
 
 // An unknown first word is a mistyped subcommand: say so (CLI11 would call it missing).
@@ -170,6 +173,31 @@ void add_process_facts(SweepSettings& settings) {
   settings.tty = ::isatty(::fileno(stdout)) == 1;
 }
 
+// collbench's request options (collbench/request.h) as the hunt takes them, spelled as collbench
+// spells them; the hunt's own options keep their names (-o is its output, --timeout its wait),
+// and the collbench options those names would hide are left out. Defaults: the hunt's request.
+void add_request_options(CLI::App& app, std::map<std::string, std::string, std::less<>>& texts,
+                         MeasureRequest defaults) {
+  defaults.tests.clear();
+  const std::string group =
+      fmt::format("collbench options (the hunt's defaults: {})", fmt::join(to_argv(defaults), " "));
+  std::apply(
+      [&](const auto&... field) {
+        const auto add = [&](const auto& f) {
+          std::vector<std::string> free;
+          for (const auto& name : split(f.names, ',')) {
+            if (!app.get_option_no_throw(name)) free.push_back(name);
+          }
+          if (free.size() != split(f.names, ',').size()) return;
+          app.add_option(std::string(f.names), texts[std::string(f.flag())],
+                         fmt::format("collbench {}: {}", f.flag(), f.help))
+              ->group(group);
+        };
+        (add(field), ...);
+      },
+      MeasureRequest::fields());
+}
+
 // hunt: one allocation, a tournament, the suspects retested (collbench/sweep/hunt.h).
 void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
   auto* h = app.add_subcommand(
@@ -182,17 +210,8 @@ void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
   h->add_option("--nodes", s.nodes, "Nodes of the allocation (4 or more)")->required();
   h->add_option("--partition", s.partition, "Slurm partition (default: Slurm's default)");
   h->add_option("--tasks-per-node", s.tasks_per_node, "Ranks per node (default 1)");
-  h->add_option("--backend", s.backend, "collbench --backend (default: collbench's)");
   h->add_option("--tests", given.hunt_tests,
                 "collbench tests, comma-separated (default all_reduce)");
-  h->add_option("-b,--minbytes", s.min_bytes, "Smallest size (default 1M)");
-  h->add_option("-e,--maxbytes", s.max_bytes, "Largest size (default 64M)");
-  h->add_option("-f,--stepfactor", s.step_factor, "Size factor (default 4)");
-  h->add_option("-n,--iters", s.iters, "Timed iterations per size (default 20)");
-  h->add_option("-w,--warmup_iters", s.warmup, "Warm-up iterations per size (default 5)");
-  h->add_option("--precision", s.precision,
-                "collbench --precision: measure each size to this precision (e.g. 5%)");
-  h->add_option("--max-time", s.max_time, "collbench --max-time: seconds per size, at most");
   h->add_option("--split", given.hunt_split,
                 "collbench --split modes, comma-separated, each a run: pairs, sample:K, rail, "
                 "node (default pairs; pairs or sample:K required)");
@@ -214,6 +233,7 @@ void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
                 "the job script (default: slurm/collbench-hunt.sbatch of this checkout)");
   h->add_option("-o,--output", s.output, "Directory to write (new or empty)")->required();
   h->add_flag("--inside", s.inside, "Run the steps (inside the job the hunt submits)")->group("");
+  add_request_options(*h, given.hunt_request, s.request);
 }
 
 // A percentage ("25%") or a fraction below 1 ("0.25").
@@ -235,10 +255,21 @@ double parse_fraction(const char* option, const std::string& text) {
 // hunt's checks; the collbench arguments are checked as collbench would.
 void finish_hunt(SweepCommand& c, const Given& given, const CampaignRules& rules) {
   HuntSettings& s = c.hunt;
-  s.tests = split(given.hunt_tests, ',');
+  s.request.tests = split(given.hunt_tests, ',');
   s.splits = split(given.hunt_split, ',');
+  for (const auto& [flag, text] : given.hunt_request) {
+    if (!text.empty()) set_from_text(s.request, flag, text);
+  }
+  // The hunt's sizes grow by a factor unless a step is given: collbench takes one of the two.
+  const auto given_text = [&](std::string_view flag) {
+    const auto it = given.hunt_request.find(flag);
+    return it != given.hunt_request.end() && !it->second.empty();
+  };
+  if (given_text("-i") && !given_text("-f")) {
+    s.request.step_factor.reset();
+  }
   for (const auto& [what, list] :
-       {std::pair{"--tests", &s.tests}, std::pair{"--split", &s.splits}}) {
+       {std::pair{"--tests", &s.request.tests}, std::pair{"--split", &s.splits}}) {
     if (std::any_of(list->begin(), list->end(), [](const auto& w) { return w.empty(); })) {
       throw_usage("{} {}: an empty name in the list; run collbench-sweep hunt --help", what,
                   shown(what == std::string("--tests") ? given.hunt_tests : given.hunt_split));
@@ -252,7 +283,7 @@ void finish_hunt(SweepCommand& c, const Given& given, const CampaignRules& rules
   if (rules.check_collbench_args) {
     for (const auto& mode : s.splits) {
       std::vector<std::string> argv{"collbench"};
-      for (auto& a : hunt_collbench_args(s)) argv.push_back(std::move(a));
+      for (auto& a : to_argv(s.request)) argv.push_back(std::move(a));
       argv.push_back("--split");
       argv.push_back(mode);
       rules.check_collbench_args(argv);

@@ -79,7 +79,7 @@ ManifestEvent job_failed_event(const std::string& run, const RunRecord& r, const
   return e;
 }
 
-std::string describe_sizes(const MeasureOptions& o) {
+std::string describe_sizes(const MeasureRequest& o) {
   if (!o.min_bytes) return "collbench's default sizes";
   std::string step = o.step_factor ? fmt::format("×{}", *o.step_factor)
                                    : fmt::format("+{}", format_bytes(o.step_bytes.value_or(0)));
@@ -243,7 +243,7 @@ int plan(const SweepSettings& s) {
                        session.runs.size(), session.paths.root.string()));
   if (!c.description.empty()) print(s, "  " + c.description);
   print(s, fmt::format("  tests {} · sizes {} · backend {} · {}", fmt::join(c.tests, ","),
-                       describe_sizes(c.options), c.backend,
+                       describe_sizes(c.request), c.backend,
                        s.local ? "local mpirun" : "launcher " + c.launcher));
   print(s, "");
   print(s, fmt::format("{:<36} {:<12} {:<16} {:>5} {:>10} {:<14} {:>6}  {}", "RUN", "PARTITION",

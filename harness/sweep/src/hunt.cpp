@@ -143,36 +143,6 @@ fs::path site_env_path(const HuntSettings& s, const fs::path& sbatch_template) {
   return fs::absolute(p).lexically_normal();
 }
 
-/// collbench's optional flags, given only when set.
-void append_optional_flags(const HuntSettings& s, std::vector<std::string>& a) {
-  for (const auto& [flag, value] :
-       {std::pair{"--backend", &s.backend}, std::pair{"--precision", &s.precision},
-        std::pair{"--max-time", &s.max_time}}) {
-    if (value->empty()) continue;
-    a.push_back(flag);
-    a.push_back(*value);
-  }
-}
-
-}  // namespace
-
-std::vector<std::string> hunt_collbench_args(const HuntSettings& s) {
-  std::vector<std::string> a = s.tests;
-  for (const auto& [flag, value] :
-       std::vector<std::pair<std::string, std::string>>{{"-b", s.min_bytes},
-                                                        {"-e", s.max_bytes},
-                                                        {"-f", s.step_factor},
-                                                        {"-n", std::to_string(s.iters)},
-                                                        {"-w", std::to_string(s.warmup)}}) {
-    a.push_back(flag);
-    a.push_back(value);
-  }
-  append_optional_flags(s, a);
-  return a;
-}
-
-namespace {
-
 // The launcher for `hosts` (all of the allocation when empty) with tasks_per_node ranks each.
 std::vector<std::string> launcher(const HuntSettings& s, int nodes,
                                   const std::vector<std::string>& hosts) {
@@ -217,7 +187,7 @@ struct Inside {
                                           const fs::path& jsonl, const std::string& split) const {
     auto argv = launcher(s, nodes, hosts);
     argv.push_back(collbench.string());
-    for (auto& a : hunt_collbench_args(s)) argv.push_back(std::move(a));
+    for (auto& a : to_argv(s.request)) argv.push_back(std::move(a));
     if (!split.empty()) {
       argv.push_back("--split");
       argv.push_back(split);
@@ -387,37 +357,17 @@ int run_inside(const HuntSettings& s) {
 // The inner command line: the settings again, for `hunt --inside` in the job.
 std::vector<std::string> inner_args(const HuntSettings& s, const fs::path& collbench,
                                     const fs::path& report) {
-  std::vector<std::string> a{"--nodes",
-                             std::to_string(s.nodes),
-                             "--tasks-per-node",
-                             std::to_string(s.tasks_per_node),
-                             "--tests",
-                             fmt::format("{}", fmt::join(s.tests, ",")),
-                             "-b",
-                             s.min_bytes,
-                             "-e",
-                             s.max_bytes,
-                             "-f",
-                             s.step_factor,
-                             "-n",
-                             std::to_string(s.iters),
-                             "-w",
-                             std::to_string(s.warmup),
-                             "--split",
-                             fmt::format("{}", fmt::join(s.splits, ",")),
-                             "--repeats",
-                             std::to_string(s.repeats),
-                             "--threshold",
-                             fmt::format("{}", s.threshold),
-                             "--launcher",
-                             s.launcher,
-                             "--collbench",
-                             collbench.string(),
-                             "--collbench-report",
-                             report.string(),
-                             "-o",
-                             s.output.string()};
-  append_optional_flags(s, a);
+  // The request's options are spelled in the hunt as in collbench, the tests apart.
+  MeasureRequest request = s.request;
+  request.tests.clear();
+  std::vector<std::string> a = to_argv(request);
+  a.insert(a.begin(), {"--nodes", std::to_string(s.nodes), "--tasks-per-node",
+                       std::to_string(s.tasks_per_node), "--tests",
+                       fmt::format("{}", fmt::join(s.request.tests, ","))});
+  a.insert(a.end(), {"--split", fmt::format("{}", fmt::join(s.splits, ",")), "--repeats",
+                     std::to_string(s.repeats), "--threshold", fmt::format("{}", s.threshold),
+                     "--launcher", s.launcher, "--collbench", collbench.string(),
+                     "--collbench-report", report.string(), "-o", s.output.string()});
   return a;
 }
 
@@ -518,7 +468,7 @@ void check_hunt_settings(const HuntSettings& s) {
   if (s.tasks_per_node < 1 || s.tasks_per_node > 1024) {
     throw_usage("--tasks-per-node {}: give 1 to 1024", s.tasks_per_node);
   }
-  if (s.tests.empty()) throw_usage("--tests is empty; name at least one collbench test");
+  if (s.request.tests.empty()) throw_usage("--tests is empty; name at least one collbench test");
   bool pairs = false;
   std::set<std::string> seen;
   for (const auto& split : s.splits) {

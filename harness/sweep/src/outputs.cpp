@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "collbench/error.h"
-#include "shown.h"
+#include "collbench/text.h"
 
 namespace collbench::sweep {
 namespace {

@@ -30,6 +30,11 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 /// shown and written as JSON whatever it holds. Returns whether anything was replaced.
 bool escape_invalid_utf8(std::string& text);
 
+/// `text` on one line (control bytes, NUL included, as \xNN) and at most `limit` bytes, for a
+/// message that quotes what a user gave: a hostile value cannot break a one-line message or flood
+/// the terminal.
+std::string shown(std::string_view text, std::size_t limit = 80);
+
 /// `text` without leading and trailing white space.
 std::string_view trim(std::string_view text);
 

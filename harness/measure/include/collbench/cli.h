@@ -24,6 +24,8 @@ struct GivenOption {
   std::string spelling;  ///< as typed ("-R"), for messages
   std::string text;      ///< the value as typed
 
+  bool operator==(const GivenOption&) const = default;
+
   /// What ranks compare at start-up: the spelling ("-R" or "--register") does not matter.
   static constexpr auto fields() {
     return std::tuple{Field{"key", &GivenOption::key}, Field{"text", &GivenOption::text}};

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/request.h"
 #include "collbench/sweep/env.h"
 
 namespace collbench::sweep {
@@ -44,20 +45,6 @@ struct SourceMark {
   std::string str() const;
 };
 
-/// collbench's measurement options; set at the top of the campaign, overridable per variant.
-struct MeasureOptions {
-  std::optional<std::uint64_t> min_bytes, max_bytes, step_factor, step_bytes;
-  std::vector<std::string> dtypes;
-  std::vector<std::string> ops;
-  std::optional<int> check, iters, warmup;
-  std::optional<double> timeout_s;  ///< collbench --timeout
-  std::vector<std::string> args;    ///< further collbench arguments, passed as given
-  SourceMark args_mark;
-
-  /// `this` with every option that `over` sets replaced by `over`'s.
-  MeasureOptions merged(const MeasureOptions& over) const;
-};
-
 /// A Slurm partition of the campaign, labelled with the instance type it runs on.
 struct Partition {
   std::string name;           ///< empty: the cluster's default partition
@@ -73,8 +60,9 @@ struct Partition {
 struct Variant {
   std::string name;
   std::string description;
-  EnvSettings env;  ///< in file order; a null value unsets the variable
-  MeasureOptions options;
+  EnvSettings env;         ///< in file order; a null value unsets the variable
+  MeasureRequest request;  ///< what it measures differently from the campaign
+  SourceMark args_mark;    ///< where its args: are
   std::vector<std::string> sbatch_args;
   SourceMark mark;
 };
@@ -99,7 +87,8 @@ struct Campaign {
   std::string description;
   std::vector<std::string> tests;  ///< canonical names, or {"all"}
   std::string backend = "nccl";
-  MeasureOptions options;
+  MeasureRequest request;  ///< sizes, types and counts of every variant; tests and backend apart
+  SourceMark args_mark;    ///< where its args: are
   std::vector<int> nodes;
   std::vector<SourceMark> node_marks;  ///< parallel to nodes
   std::vector<int> tasks_per_node;

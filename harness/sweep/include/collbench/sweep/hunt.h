@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "collbench/request.h"
 #include "collbench/suspects_record.h"
 
 namespace collbench::sweep {
@@ -33,11 +34,14 @@ struct HuntSettings {
   int nodes = 0;
   int tasks_per_node = 1;
   std::string partition;  ///< "" = Slurm's default partition
-  std::string backend;    ///< "" = collbench's default
-  std::vector<std::string> tests{"all_reduce"};
-  std::string min_bytes = "1M", max_bytes = "64M", step_factor = "4";
-  int iters = 20, warmup = 5;
-  std::string precision, max_time;           ///< collbench --precision, --max-time ("" = not given)
+  /// What every measurement of the hunt asks collbench for; unset fields take collbench's
+  /// defaults.
+  MeasureRequest request{.tests = {"all_reduce"},
+                         .min_bytes = 1 << 20,
+                         .max_bytes = 64 << 20,
+                         .step_factor = 4,
+                         .iters = 20,
+                         .warmup = 5};
   std::vector<std::string> splits{"pairs"};  ///< collbench --split modes, one run each
   int repeats = 1;                           ///< tournaments per mode
   double threshold = 0.25;                   ///< a retest this far below the good pair is slow
@@ -57,9 +61,6 @@ struct HuntSettings {
 
 /// Checks the settings that need no Slurm (throws Error(kUsage) with one line).
 void check_hunt_settings(const HuntSettings& settings);
-
-/// The collbench arguments of every measurement: tests, sizes, iterations, backend.
-std::vector<std::string> hunt_collbench_args(const HuntSettings& settings);
 
 /// `collbench-sweep hunt`: submits the job and waits (or, with `inside`, runs the steps).
 int run_hunt(const HuntSettings& settings);

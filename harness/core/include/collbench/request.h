@@ -1,0 +1,129 @@
+// What a run of collbench is asked to measure, as data: the tests, sizes, types and counts a
+// campaign, a variant or the hunt sets. Every member is optional (absent: collbench's own
+// default), so that a variant overrides only what it names. One list of fields says, for each,
+// the campaign key, collbench's flag and how its value is written and read as text; merging,
+// writing collbench's command line and reading a flag's text all walk that list, so a new
+// option is one member and one line in fields().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "collbench/types.h"
+
+namespace collbench {
+
+/// How a field's value is written on collbench's command line and read back from text.
+enum class RequestText {
+  kBytes,     ///< bytes: read "64K"/"1M" (powers of 1024), written as the plain number
+  kCount,     ///< a whole number
+  kSeconds,   ///< seconds, 0 or more, fractions allowed
+  kFraction,  ///< "5%" or 0.05, written as the fraction
+  kNames,     ///< canonical names (dtypes, reductions), comma-separated, or "all"
+  kText,      ///< a word passed as it is
+};
+
+struct MeasureRequest;
+
+/// Names given as a list, or `all`: collbench's `-d all` is not the list of every dtype (it
+/// reports the ones a backend cannot run instead of refusing them), so `all` stays a word.
+template <typename T>
+struct AllOr {
+  bool all = false;
+  std::vector<T> items;  ///< empty when `all`
+  bool operator==(const AllOr&) const = default;
+};
+
+template <typename T>
+struct RequestField {
+  std::string_view key;    ///< the campaign file's key (under sizes: for the sizes group)
+  std::string_view names;  ///< collbench's option, short then long: "-b,--minbytes"
+  std::optional<T> MeasureRequest::*member;
+  RequestText text;
+  std::string_view help;
+  /// Fields a variant replaces together: a variant's sizes replace the whole sequence, not its
+  /// minimum alone. Empty: the field stands alone.
+  std::string_view group = {};
+
+  /// The name to_argv() writes: the first of `names`.
+  constexpr std::string_view flag() const { return names.substr(0, names.find(',')); }
+};
+
+struct MeasureRequest {
+  /// Canonical test names (or "all"); empty: collbench's default. Written first, as one
+  /// comma-separated word.
+  std::vector<std::string> tests;
+  std::optional<std::uint64_t> min_bytes, max_bytes, step_factor, step_bytes;
+  std::optional<AllOr<DType>> dtypes;
+  std::optional<AllOr<ReduceOp>> ops;
+  std::optional<int> check, iters, warmup;
+  std::optional<double> timeout_s;
+  std::optional<double> precision;  ///< relative half-width of the 95% interval (0.05: 5%)
+  std::optional<double> max_time_s;
+  std::optional<std::string> backend;
+  /// Further collbench arguments, passed as given after everything above (a campaign's args:).
+  std::vector<std::string> extra_args;
+
+  static constexpr auto fields() {
+    using R = MeasureRequest;
+    using K = RequestText;
+    return std::tuple{
+        RequestField<std::uint64_t>{"min", "-b,--minbytes", &R::min_bytes, K::kBytes,
+                                    "Smallest size", "sizes"},
+        RequestField<std::uint64_t>{"max", "-e,--maxbytes", &R::max_bytes, K::kBytes,
+                                    "Largest size", "sizes"},
+        RequestField<std::uint64_t>{"factor", "-f,--stepfactor", &R::step_factor, K::kCount,
+                                    "Multiply the size by this factor (>= 2)", "sizes"},
+        RequestField<std::uint64_t>{"step", "-i,--stepbytes", &R::step_bytes, K::kBytes,
+                                    "Or add this many bytes per step", "sizes"},
+        RequestField<AllOr<DType>>{"dtypes", "-d,--datatype", &R::dtypes, K::kNames,
+                                   "Element type(s), comma-separated, or all"},
+        RequestField<AllOr<ReduceOp>>{"ops", "-o,--op", &R::ops, K::kNames,
+                                      "Reduction(s), comma-separated, or all"},
+        RequestField<int>{"check", "-c,--check", &R::check, K::kCount,
+                          "Verification rounds per size (0: off)"},
+        RequestField<int>{"iters", "-n,--iters", &R::iters, K::kCount,
+                          "Timed iterations per size"},
+        RequestField<int>{"warmup", "-w,--warmup_iters", &R::warmup, K::kCount,
+                          "Warm-up iterations per size"},
+        RequestField<double>{"timeout", "--timeout,-T", &R::timeout_s, K::kSeconds,
+                             "Seconds an operation may take before the run is aborted"},
+        RequestField<double>{"precision", "--precision", &R::precision, K::kFraction,
+                             "Measure each size to this precision (e.g. 5%) instead of -n"},
+        RequestField<double>{"max_time", "--max-time", &R::max_time_s, K::kSeconds,
+                             "With --precision: seconds a size may take"},
+        RequestField<std::string>{"backend", "--backend", &R::backend, K::kText,
+                                  "collbench's backend"},
+    };
+  }
+
+  bool operator==(const MeasureRequest&) const = default;
+};
+
+/// `base` with every field `over` sets taken from `over` (a group as a whole), and `over`'s
+/// extra arguments after `base`'s.
+MeasureRequest merged(const MeasureRequest& base, const MeasureRequest& over);
+
+/// collbench's command line for `request` (without the program name): the tests, then every
+/// field that is set in fields() order, then the extra arguments. The one writer of collbench's
+/// options in the tree.
+std::vector<std::string> to_argv(const MeasureRequest& request);
+
+/// The text to_argv() writes for a value.
+std::string request_text(std::uint64_t value);
+std::string request_text(int value);
+std::string request_text(double value);
+std::string request_text(const AllOr<DType>& value);
+std::string request_text(const AllOr<ReduceOp>& value);
+std::string request_text(const std::string& value);
+
+/// Sets the field one of whose names is `flag` from `text` as a command line gives it ("1M", "5%",
+/// "float,half"). Returns false when no field has that flag; throws Error(kUsage) naming the flag
+/// and the accepted form when the text is not one. Ranges are collbench's to check.
+bool set_from_text(MeasureRequest& request, std::string_view flag, std::string_view text);
+
+}  // namespace collbench
