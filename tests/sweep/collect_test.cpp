@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collbench/context.h"
 #include "collbench/record.h"
+#include "collbench/result.h"
 #include "collbench/sweep/slurm.h"
 
 namespace collbench::sweep {
@@ -14,6 +16,35 @@ namespace {
 
 namespace fs = std::filesystem;
 using Kind = Outcome::Kind;
+
+// A context line as collbench writes it.
+std::string context_line(const std::string& labels = "") {
+  RunContext c;
+  c.run_id = "0123456789abcdef";
+  nlohmann::json j = to_json(c);
+  if (!labels.empty()) j["labels"] = nlohmann::json::parse(labels);
+  return j.dump() + "\n";
+}
+
+// A result line as collbench writes it, with `wrong` mismatched elements (null: not checked).
+std::string result_line(std::optional<std::int64_t> wrong, double busbw = 1) {
+  ResultRow r;
+  r.run_id = Name("0123456789abcdef");
+  r.test = Name("all_reduce");
+  r.backend = Name("mpi");
+  r.bytes = 1024;
+  r.count = 256;
+  r.nranks = 2;
+  r.nodes = 2;
+  r.iterations = 20;
+  r.warmup = 5;
+  r.time_us = RowTimes{};
+  r.time_us->reported = 10;
+  r.algbw_gbps = busbw;
+  r.busbw_gbps = busbw;
+  if (wrong) r.wrong = *wrong;
+  return to_json(r).dump() + "\n";
+}
 
 class JobFilesTest : public ::testing::Test {
  protected:
@@ -32,9 +63,8 @@ class JobFilesTest : public ::testing::Test {
   }
   void results(int rows, int wrong = 0) {
     std::ofstream out(files_.raw_jsonl);
-    out << R"({"record":"context","run_id":"0123456789abcdef"})"
-        << "\n";
-    for (int i = 0; i < rows; ++i) out << R"({"record":"result","wrong":)" << wrong << "}\n";
+    out << context_line();
+    for (int i = 0; i < rows; ++i) out << result_line(wrong);
   }
   void exit_status(int code) { write(dir_ / "job-7" / "exit_status", std::to_string(code) + "\n"); }
 
@@ -162,8 +192,7 @@ TEST_F(JobFilesTest, NoOutputCases) {
   EXPECT_EQ(o.detail.rfind("no output:", 0), 0u) << o.detail;
   // Exit 0 but no result rows.
   exit_status(0);
-  write(files_.raw_jsonl, R"({"record":"context"})"
-                          "\n");
+  write(files_.raw_jsonl, context_line());
   o = job_outcome(slurm("COMPLETED"), files_);
   EXPECT_EQ(o.detail.rfind("no output: collbench exited 0 but wrote no results", 0), 0u)
       << o.detail;
@@ -178,13 +207,9 @@ TEST_F(JobFilesTest, NoOutputCases) {
 TEST_F(JobFilesTest, LabelsGoOnEveryRecordAndCutLinesAreDropped) {
   {
     std::ofstream out(files_.raw_jsonl);
-    out << R"({"record":"context","run_id":"a","labels":{"keep":"x","run":"old"}})"
-        << "\n"
-        << R"({"record":"result","wrong":0,"busbw_gbps":1.5})"
-        << "\n"
-        << R"({"record":"result","wrong":2})"
-        << "\n"
-        << R"({"record":"result","wrong":null})"
+    out << context_line(R"({"keep":"x","run":"old"})") << result_line(0, 1.5) << result_line(2)
+        << result_line(std::nullopt)
+        << R"({"record":"result","wrong":"none"})"  // not a result row collbench writes
         << "\n"
         << R"({"record":"result","wr)";  // cut by a crash
   }
@@ -194,7 +219,7 @@ TEST_F(JobFilesTest, LabelsGoOnEveryRecordAndCutLinesAreDropped) {
   EXPECT_EQ(s.contexts, 1u);
   EXPECT_EQ(s.results, 3u);
   EXPECT_EQ(s.wrong, 2u);
-  EXPECT_EQ(s.bad_lines, 1u);
+  EXPECT_EQ(s.bad_lines, 2u) << "the cut line, and the line the result model cannot read";
   std::ifstream in(dest);
   int lines = 0;
   for (std::string line; std::getline(in, line); ++lines) {

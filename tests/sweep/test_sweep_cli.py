@@ -18,6 +18,9 @@ import textwrap
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collbench_lines import CONTEXT_LINE, RESULT_LINE  # noqa: E402
+
 SWEEP = os.environ.get("COLLBENCH_SWEEP", "build/collbench-sweep")
 COLLBENCH = os.environ.get("COLLBENCH", "build/collbench")
 SOURCE = os.environ.get("COLLBENCH_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
@@ -401,8 +404,7 @@ class Submit(FakeSlurm):
             with open(os.path.join(job_dir, "exit_status"), "w") as f:
                 f.write("0\n")
             with open(e["raw_jsonl"], "w") as f:
-                f.write(json.dumps({"record": "context", "run_id": "0" * 16}) + "\n")
-                f.write(json.dumps({"record": "result", "run_id": "0" * 16, "wrong": 0}) + "\n")
+                f.write(CONTEXT_LINE + "\n" + RESULT_LINE + "\n")
         r = sweep("status", "--json", *args, path=self.path())
         self.assertEqual(r.returncode, 0, r.stderr)
         st = json.loads(r.stdout)

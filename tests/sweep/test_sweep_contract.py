@@ -20,6 +20,9 @@ import tempfile
 import textwrap
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collbench_lines import CONTEXT_LINE, RESULT_LINE  # noqa: E402
+
 SWEEP = os.path.abspath(os.environ.get("COLLBENCH_SWEEP", "build/collbench-sweep"))
 CASE_TIMEOUT_S = 30
 
@@ -364,9 +367,9 @@ MEASURING_MPIRUN = textwrap.dedent("""\
       shift
     done
     [ -n "$jsonl" ] || exit 1
-    printf '%s\\n' '{"record":"context","schema":{"name":"collbench-results","version":3},"run_id":"0123456789abcdef"}' > "$jsonl"
-    printf '%s\\n' '{"record":"result","test":"all_reduce","run_id":"0123456789abcdef","wrong":0}' >> "$jsonl"
-    """)
+    printf '%s\\n' '{context}' > "$jsonl"
+    printf '%s\\n' '{result}' >> "$jsonl"
+    """).replace("{context}", CONTEXT_LINE).replace("{result}", RESULT_LINE)
 
 DAMAGES = ["delete", "empty", "reverse", "shuffle", "cut", "garbage", "newer", "cut-then-run"]
 

@@ -18,11 +18,13 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collbench_lines import CONTEXT_LINE, RESULT_LINE  # noqa: E402
 from test_sweep_cli import COLLBENCH, FakeSlurm, Temp, manifest, read_jsonl, sweep  # noqa: E402
 
 STAND_IN = """\
 #!/usr/bin/python3
 import json, os, sys
+
 args = sys.argv[1:]
 if args[:1] == ["doctor"]:
     with open({log!r}, "a") as f:
@@ -229,8 +231,7 @@ class SubmitDoctor(FakeSlurm):
                     continue
                 f.write("# collbench exited with status 0\n")
             with open(e["raw_jsonl"], "w") as f:
-                f.write(json.dumps({"record": "context", "run_id": "0" * 16}) + "\n")
-                f.write(json.dumps({"record": "result", "run_id": "0" * 16, "wrong": 0}) + "\n")
+                f.write(CONTEXT_LINE + "\n" + RESULT_LINE + "\n")
         r = sweep("collect", *args, path=self.path())
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
         self.assertIn("failed default-n2x2-b-r0 (job ", r.stdout)

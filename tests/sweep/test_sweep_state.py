@@ -16,6 +16,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collbench_lines import CONTEXT_LINE, RESULT_LINE  # noqa: E402
 from test_sweep_cli import COLLBENCH, SOURCE, SWEEP, FakeSlurm, Temp, manifest, read_jsonl, sweep  # noqa: E402
 
 TEMPLATE = os.path.join(SOURCE, "slurm", "collbench.sbatch")
@@ -265,8 +266,7 @@ class SubmitState(FakeSlurm):
             with open(os.path.join(os.path.dirname(e["raw_jsonl"]), "exit_status"), "w") as f:
                 f.write("0\n")
             with open(e["raw_jsonl"], "w") as f:
-                f.write(json.dumps({"record": "context", "run_id": "0" * 16}) + "\n")
-                f.write(json.dumps({"record": "result", "run_id": "0" * 16, "wrong": 0}) + "\n")
+                f.write(CONTEXT_LINE + "\n" + RESULT_LINE + "\n")
 
     def test_a_changed_campaign_is_submitted_again(self):
         self.sbatch_that_accepts()

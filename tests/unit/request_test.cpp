@@ -52,11 +52,33 @@ MeasureRequest read_back(const std::vector<std::string>& argv) {
 
 TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
   EXPECT_TRUE(to_argv(MeasureRequest{}).empty());
-  EXPECT_EQ(to_argv(full_request()),
-            (std::vector<std::string>{"all_reduce,all_gather", "-b", "4096", "-e", "67108864", "-f",
-                                      "4", "-d", "half,int32", "-o", "max", "-c", "2", "-n", "7",
-                                      "-w", "3", "--timeout", "12.5", "--precision", "0.05",
-                                      "--max-time", "3", "--backend", "mpi", "--pairs", "all"}));
+  EXPECT_EQ(to_argv(full_request()), (std::vector<std::string>{"all_reduce,all_gather",
+                                                               "-b",
+                                                               "4096",
+                                                               "-e",
+                                                               "67108864",
+                                                               "-f",
+                                                               "4",
+                                                               "-d",
+                                                               "half,int32",
+                                                               "-o",
+                                                               "max",
+                                                               "-c",
+                                                               "2",
+                                                               "-n",
+                                                               "7",
+                                                               "-w",
+                                                               "3",
+                                                               "--timeout",
+                                                               "12.5",
+                                                               "--precision",
+                                                               "0.05",
+                                                               "--max-time",
+                                                               "3",
+                                                               "--backend",
+                                                               "mpi",
+                                                               "--pairs",
+                                                               "all"}));
   MeasureRequest all;
   all.dtypes = AllOr<DType>{true, {}};
   all.ops = AllOr<ReduceOp>{true, {}};
@@ -90,9 +112,9 @@ TEST(MeasureRequest, TextIsReadAsTheCommandLineGivesIt) {
 
 TEST(MeasureRequest, BadTextNamesTheFlagAndTheAcceptedForm) {
   const std::vector<std::pair<std::string, std::string>> bad{
-      {"-b", "lots"}, {"-f", "2.5"},       {"-n", "-1"},        {"--timeout", "soon"},
-      {"-d", ""},     {"-d", "float,,half"}, {"-o", "median"}, {"--precision", "%"},
-      {"--backend", ""}};
+      {"-b", "lots"},        {"-f", "2.5"},        {"-n", "-1"},
+      {"--timeout", "soon"}, {"-d", ""},           {"-d", "float,,half"},
+      {"-o", "median"},      {"--precision", "%"}, {"--backend", ""}};
   for (const auto& [flag, text] : bad) {
     MeasureRequest r;
     try {
@@ -140,9 +162,9 @@ TEST(MeasureRequest, CollbenchParsesWhatToArgvWrites) {
   for (auto& w : to_argv(r)) words.push_back(w);
   std::vector<const char*> argv;
   for (const auto& w : words) argv.push_back(w.c_str());
-  const Options o = parse_command_line(static_cast<int>(argv.size()), argv.data(), all_specs(),
-                                       backend_catalog())
-                        .options;
+  const Options o =
+      parse_command_line(static_cast<int>(argv.size()), argv.data(), all_specs(), backend_catalog())
+          .options;
   EXPECT_EQ(o.tests, r.tests);
   EXPECT_EQ(o.min_bytes, *r.min_bytes);
   EXPECT_EQ(o.max_bytes, *r.max_bytes);
@@ -162,7 +184,9 @@ TEST(MeasureRequest, CollbenchParsesWhatToArgvWrites) {
 bool differs(const Options& a, const Options& b) {
   bool differ = false;
   std::apply(
-      [&](const auto&... field) { ((differ = differ || !(a.*field.member == b.*field.member)), ...); },
+      [&](const auto&... field) {
+        ((differ = differ || !(a.*field.member == b.*field.member)), ...);
+      },
       Options::fields());
   return differ;
 }

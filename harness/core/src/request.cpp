@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>

@@ -7,9 +7,11 @@
 #include <cstring>
 #include <fstream>
 
+#include "collbench/context.h"
 #include "collbench/error.h"
 #include "collbench/files.h"
 #include "collbench/record.h"
+#include "collbench/result.h"
 #include "files.h"
 
 namespace collbench::sweep {
@@ -198,11 +200,15 @@ Outcome job_outcome(const std::optional<JobState>& slurm, const JobFiles& files)
 
 namespace {
 
-/// Calls `use(record)` for every JSON object line of `in`, counting the lines that are not one
-/// and the context, result and wrong-element totals of those that are.
+/// Calls `use(json, labels)` for every record line of `in` (labels: the record's own, or nullptr
+/// for a line neither a context nor a result), counting the lines that are not one, and the
+/// contexts, results and wrong elements of those that are. A context or result line that the
+/// result model cannot read (a field missing or of the wrong type) is not one either.
 template <typename Use>
 ResultsSummary for_each_record(std::istream& in, Use use) {
   ResultsSummary s;
+  RunContext context;
+  ResultRow row;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
     nlohmann::json j;
@@ -216,14 +222,25 @@ ResultsSummary for_each_record(std::istream& in, Use use) {
       ++s.bad_lines;
       continue;
     }
-    const std::string_view record = record_kind(j);
-    if (record == "context") ++s.contexts;
-    if (record == "result") {
-      ++s.results;
-      if (j.contains("wrong") && j["wrong"].is_number_unsigned())
-        s.wrong += j["wrong"].get<std::uint64_t>();
+    const Labels* labels = nullptr;
+    try {
+      const std::string_view record = record_kind(j);
+      if (record == "context") {
+        context = context_from_json(j);
+        labels = &context.labels;
+        ++s.contexts;
+      } else if (record == "result") {
+        row = ResultRow{};
+        read_record(j, row, "");
+        labels = &row.labels;
+        ++s.results;
+        if (row.wrong && *row.wrong > 0) s.wrong += static_cast<std::uint64_t>(*row.wrong);
+      }
+    } catch (const RecordError&) {
+      ++s.bad_lines;
+      continue;
     }
-    use(j);
+    use(j, labels);
   }
   return s;
 }
@@ -233,7 +250,7 @@ ResultsSummary for_each_record(std::istream& in, Use use) {
 std::optional<ResultsSummary> summarize_results(const std::filesystem::path& jsonl) {
   std::ifstream in(jsonl, std::ios::binary);
   if (!in) return std::nullopt;
-  return for_each_record(in, [](const nlohmann::json&) {});
+  return for_each_record(in, [](const nlohmann::json&, const Labels*) {});
 }
 
 bool holds_collected_results(const std::filesystem::path& file, const std::string& campaign,
@@ -242,10 +259,12 @@ bool holds_collected_results(const std::filesystem::path& file, const std::strin
   std::ifstream in(file, std::ios::binary);
   if (!in) return false;
   bool labelled = true;
-  const ResultsSummary s = for_each_record(in, [&](const nlohmann::json& j) {
-    const auto labels = j.find("labels");
-    labelled = labelled && labels != j.end() && labels->is_object() &&
-               labels->value("campaign", "") == campaign && labels->value("run", "") == run;
+  const ResultsSummary s = for_each_record(in, [&](const nlohmann::json&, const Labels* labels) {
+    const auto is = [&](const char* key, const std::string& value) {
+      const std::string* v = labels ? labels->find(key) : nullptr;
+      return v && *v == value;
+    };
+    labelled = labelled && is("campaign", campaign) && is("run", run);
   });
   return labelled && s.bad_lines == 0 && s.contexts > 0 && s.results > 0;
 }
@@ -257,7 +276,7 @@ ResultsSummary write_labelled(const std::filesystem::path& raw, const std::files
   const auto tmp = temporary_beside(dest);
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) throw_runtime("cannot write {}: {}", tmp.string(), std::strerror(errno));
-  const ResultsSummary s = for_each_record(in, [&](nlohmann::json& j) {
+  const ResultsSummary s = for_each_record(in, [&](nlohmann::json& j, const Labels*) {
     auto& l = j["labels"];
     if (!l.is_object()) l = nlohmann::json::object();
     l.update(labels);

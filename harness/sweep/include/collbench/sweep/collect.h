@@ -45,8 +45,10 @@ std::optional<FailureKind> failure_from_output(std::string_view output);
 struct ResultsSummary {
   std::size_t contexts = 0;
   std::size_t results = 0;
-  std::uint64_t wrong = 0;    ///< mismatched elements over all result rows
-  std::size_t bad_lines = 0;  ///< lines that are not JSON (a row cut short by a crash)
+  std::uint64_t wrong = 0;  ///< mismatched elements over all result rows
+  /// Lines that are not a record (a row cut short by a crash), and context or result lines that
+  /// collbench's result model (RunContext, ResultRow) cannot read.
+  std::size_t bad_lines = 0;
 };
 
 /// Reads a JSONL results file (nullopt when it does not exist).
