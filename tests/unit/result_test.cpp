@@ -68,5 +68,43 @@ TEST(ResultJson, UncheckedPairedAndUnsupportedRows) {
   EXPECT_EQ(j["note"], "MPI has no half type to reduce");
 }
 
+// One identity of a measurement: every setting that changes what was measured changes the point;
+// which ranks took it, when, and what they got do not.
+TEST(MeasuredPoint, SettingsMakeAnotherPointRanksAndResultsDoNot) {
+  const ResultRow base = sample_row();
+  const std::vector<void (*)(ResultRow&)> other_measurements{
+      [](ResultRow& r) { r.test = Name("all_reduce"); },
+      [](ResultRow& r) { r.bytes *= 2; },
+      [](ResultRow& r) { r.dtype = DType::kFloat; },
+      [](ResultRow& r) { r.op = ReduceOp::kMax; },
+      [](ResultRow& r) { r.placement = Placement::kOutOfPlace; },
+      [](ResultRow& r) { r.root = 1; },
+      [](ResultRow& r) { r.window = 8; },
+      [](ResultRow& r) { r.ops_per_iteration = 4; },
+      [](ResultRow& r) { r.misalign = 1; },
+      [](ResultRow& r) { r.buffers = BufferPolicy::kFixed; },
+      [](ResultRow& r) { r.mode = MeasureMode::kGraph; },
+  };
+  for (std::size_t i = 0; i < other_measurements.size(); ++i) {
+    ResultRow r = base;
+    other_measurements[i](r);
+    EXPECT_NE(measured_point(r), measured_point(base)) << "change " << i;
+    EXPECT_TRUE(measured_point(r) < measured_point(base) ||
+                measured_point(base) < measured_point(r))
+        << "change " << i;
+  }
+  ResultRow again = base;
+  again.cycle = 2;
+  again.pair = Pair{0, 1};
+  again.slowest_host = Name("node9");
+  again.busbw_gbps = 1;
+  again.run_id = Name("00000000000000bb");
+  EXPECT_EQ(measured_point(again), measured_point(base));
+  ResultRow rotated = base;
+  rotated.buffers = BufferPolicy::kRotate;
+  EXPECT_EQ(measured_point(rotated), measured_point(base))
+      << "a row older than --buffers rotated its buffers";
+}
+
 }  // namespace
 }  // namespace collbench

@@ -231,6 +231,47 @@ struct ResultRow {
   }
 };
 
+/// What a row measured, apart from which ranks took it, when and in which run: the test and every
+/// setting that makes it another measurement. Rows of one run with equal points are the same
+/// measurement taken again (by another --split group or round, or in another -N cycle): the
+/// report's duplicate check and its slow-pair analysis compare these, and its configurations take
+/// their buffers and mode from it. A setting a row does not state is the one it ran with (-1 for
+/// "none"; --buffers, absent from files older than the option, rotated).
+struct MeasuredPoint {
+  Name test;
+  std::uint64_t bytes = 0;
+  DType dtype = DType::kFloat;
+  int op = -1;  ///< the ReduceOp, -1 for a test without one
+  Placement placement = Placement::kOutOfPlace;
+  int root = -1;
+  int window = -1;
+  int ops_per_iteration = -1;
+  int misalign = -1;
+  BufferPolicy buffers = BufferPolicy::kRotate;
+  MeasureMode mode = MeasureMode::kBatch;
+
+  auto tied() const {
+    return std::tie(test, bytes, dtype, op, placement, root, window, ops_per_iteration, misalign,
+                    buffers, mode);
+  }
+  bool operator==(const MeasuredPoint& o) const { return tied() == o.tied(); }
+  bool operator<(const MeasuredPoint& o) const { return tied() < o.tied(); }
+};
+
+inline MeasuredPoint measured_point(const ResultRow& row) {
+  return {row.test,
+          row.bytes,
+          row.dtype,
+          row.op ? static_cast<int>(*row.op) : -1,
+          row.placement,
+          row.root.value_or(-1),
+          row.window.value_or(-1),
+          row.ops_per_iteration.value_or(-1),
+          row.misalign.value_or(-1),
+          row.buffers.value_or(BufferPolicy::kRotate),
+          row.mode};
+}
+
 /// The "schema" member every line carries.
 nlohmann::json schema_tag();
 

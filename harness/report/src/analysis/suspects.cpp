@@ -52,18 +52,12 @@ namespace collbench::report {
 
 namespace {
 
-// Everything that makes two rows of one run different measurements; pairs are compared only
-// with pairs measured the same way in the same run.
-using PointKey = std::tuple<Name, Name, std::uint64_t, DType, int, Placement, int, int, int, int,
-                            int, int, MeasureMode, std::size_t>;
+// Pairs are compared only with pairs that measured the same point in the same run and cycle, under
+// the same labels (interned: equal sets are one identity).
+using PointKey = std::tuple<Name, MeasuredPoint, int, std::size_t>;
 
 PointKey point_key(const ReadRow& row) {
-  return {row.run_id, row.test, row.bytes, row.dtype, row.op ? static_cast<int>(*row.op) : -1,
-          row.placement, row.root.value_or(-1), row.window.value_or(-1), row.cycle.value_or(-1),
-          row.ops_per_iteration.value_or(-1), row.misalign.value_or(-1),
-          row.buffers ? static_cast<int>(*row.buffers) : -1, row.mode,
-          // Labels are interned: equal sets are one identity.
-          row.labels.identity()};
+  return {row.run_id, measured_point(row), row.cycle.value_or(-1), row.labels.identity()};
 }
 
 bool is_pair_row(const ReadRow& row) {

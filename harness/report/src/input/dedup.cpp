@@ -33,13 +33,13 @@ std::uint64_t measurement_hash(const ReadRow& r) {
 
 namespace {
 
-// The identity of a measurement within a run (each -N cycle measures it again, each --split
-// group and round its own ranks).
+// The identity of a measurement within a run: its point, and the ranks and repetition that took
+// it (each -N cycle measures it again, each --split group and round, and each pair of a bw test,
+// on ranks of its own).
 auto key_of(const ReadRow& r) {
   const int round = r.group ? r.group->round : -1;
   const int index = r.group ? r.group->index : -1;
-  return std::tuple(r.run_id, r.test, r.dtype, r.op, r.placement, r.root, r.pair, r.bytes, r.cycle,
-                    round, index);
+  return std::tuple(r.run_id, measured_point(r), r.pair, r.cycle, round, index);
 }
 
 // (later, first) row index pairs of every duplicate, by later row.

@@ -333,7 +333,7 @@ Config config_of(const ResultSet& set, const ReadRow& r) {
   }
   c.backend = r.backend.str();
   c.mode = name(r.mode);
-  c.buffers = name(r.buffers.value_or(BufferPolicy::kRotate));
+  c.buffers = name(measured_point(r).buffers);
   c.nodes = parse_int_label(r.labels.find("nodes"), r.nodes);
   c.nranks = r.nranks;
   return c;
@@ -380,7 +380,7 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
   for (std::size_t i = 0; i < set.rows.size(); ++i) {
     const ReadRow& r = set.rows[i];
     if (r.status != RowStatus::kOk) ++model.rows_failed;
-    const BufferPolicy buffers = r.buffers.value_or(BufferPolicy::kRotate);
+    const BufferPolicy buffers = measured_point(r).buffers;
     const CacheKey ck{r.run_id, r.labels, r.backend, r.mode, buffers, r.file, r.nodes, r.nranks};
     if (ck != last_key) {
       Config c = config_of(set, r);
