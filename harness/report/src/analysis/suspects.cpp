@@ -185,7 +185,10 @@ constexpr std::size_t kExactReferencePairs = 2000;
 // A shortfall in logs that is the rule's minimum effect.
 double min_effect_log(const SuspectRule& rule) { return -std::log1p(-rule.min_effect); }
 
-void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport& report) {
+// The rows that are pair evidence, grouped by the point they measured: ok rows of two-host groups,
+// at least rule.min_pair_bytes where a test reached that size, in points with enough pairs.
+std::vector<std::vector<std::uint32_t>> pair_points(const ResultSet& set, const SuspectRule& rule,
+                                                    SuspectReport& report) {
   std::map<Name, std::uint64_t> largest_per_test;
   for (const auto& row : set.rows) {
     if (row.status != RowStatus::kOk) continue;
@@ -202,22 +205,46 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
       continue;
     points[point_key(row)].push_back(i);
   }
+  std::vector<std::vector<std::uint32_t>> used_points;
+  for (const auto& [key, rows] : points) {
+    if (static_cast<int>(rows.size()) >= rule.min_pairs_per_point) used_points.push_back(rows);
+  }
+  return used_points;
+}
+
+// A row's two hosts, in order.
+std::pair<Name, Name> hosts_of(const ReadRow& row) {
+  Name a = row.group->hosts[0], b = row.group->hosts[1];
+  if (b < a) std::swap(a, b);
+  return {a, b};
+}
+
+// Every pair's level from its rows (report.pairs, report.hosts), and how noisy one level is.
+struct PairLevels {
+  PairFit fit;
+  double level_noise = 0;   ///< of one pair's level from its rows alone
+  bool unmeasured = false;  ///< no measure of the rows' own noise: the pairs' spread is all
+  std::vector<double> of(const std::vector<std::size_t>& which) const {
+    std::vector<double> v;
+    v.reserve(which.size());
+    for (auto i : which) v.push_back(fit.level[i]);
+    return v;
+  }
+};
+
+PairLevels fit_pair_levels(const ResultSet& set,
+                           const std::vector<std::vector<std::uint32_t>>& used_points,
+                           SuspectReport& report) {
   struct PairData {
     std::uint64_t largest_bytes = 0;
     std::vector<double> largest_busbw;
     std::uint32_t index = 0;
   };
   std::map<std::pair<Name, Name>, PairData> pairs;
-  std::vector<std::vector<std::uint32_t>> used_points;
-  for (const auto& [key, rows] : points) {
-    if (static_cast<int>(rows.size()) >= rule.min_pairs_per_point) used_points.push_back(rows);
-  }
   for (const auto& rows : used_points) {
     for (auto i : rows) {
       const auto& row = set.rows[i];
-      Name a = row.group->hosts[0], b = row.group->hosts[1];
-      if (b < a) std::swap(a, b);
-      auto& data = pairs[{a, b}];
+      auto& data = pairs[hosts_of(row)];
       if (row.bytes > data.largest_bytes) {
         data.largest_bytes = row.bytes;
         data.largest_busbw.clear();
@@ -242,9 +269,7 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
   for (std::uint32_t k = 0; k < used_points.size(); ++k) {
     for (auto i : used_points[k]) {
       const auto& row = set.rows[i];
-      Name a = row.group->hosts[0], b = row.group->hosts[1];
-      if (b < a) std::swap(a, b);
-      samples.push_back({pairs[{a, b}].index, k, std::log(*row.busbw_gbps)});
+      samples.push_back({pairs[hosts_of(row)].index, k, std::log(*row.busbw_gbps)});
       ++report.pair_rows;
       if (row.time_us) {
         const Summary& it = row.time_us->per_iteration;
@@ -253,12 +278,32 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
       }
     }
   }
-  const PairFit fit = fit_pairs(samples, pairs.size(), used_points.size(), median(batch_noise));
+  PairLevels levels;
+  levels.fit = fit_pairs(samples, pairs.size(), used_points.size(), median(batch_noise));
   for (const auto& [key, data] : pairs) {
-    report.pairs.push_back({key.first, key.second, std::exp(fit.level[data.index]),
-                            fit.samples[data.index], median(data.largest_busbw)});
+    report.pairs.push_back({key.first, key.second, std::exp(levels.fit.level[data.index]),
+                            levels.fit.samples[data.index], median(data.largest_busbw)});
   }
 
+  // The noise of one pair's level from its rows alone: a row's, shrunk for a median of as many
+  // rows as the pair has (the pairs' median count).
+  std::vector<double> counts;
+  for (int n : levels.fit.samples) counts.push_back(n);
+  levels.level_noise =
+      levels.fit.within * per_median(static_cast<std::size_t>(std::max(1.0, median(counts))));
+  // Without a measure of the rows' own noise (one row per pair and no per-iteration times) the
+  // spread between pairs is all there is, and is taken at the upper end of its uncertainty.
+  levels.unmeasured = !(levels.fit.within > 0);
+  return levels;
+}
+
+// Hosts, each judged against the pairs it is not in: the median of its pairs' levels against
+// the median of theirs, both medians' noise from the spread of a pair about its group (the
+// host's pairs about their median, the others about theirs: two groups of pairs, like a
+// two-sample test), never from a centre that the host's own slow pairs moved. Returns the hosts
+// named.
+std::set<Name> judge_hosts(const PairLevels& levels, const SuspectRule& rule,
+                           SuspectReport& report) {
   const std::size_t count = report.pairs.size();
   const bool exact = count <= kExactReferencePairs;
   std::map<Name, std::vector<std::size_t>> pairs_of;
@@ -266,40 +311,20 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
     pairs_of[report.pairs[i].a].push_back(i);
     pairs_of[report.pairs[i].b].push_back(i);
   }
-  // The noise of one pair's level from its rows alone: a row's, shrunk for a median of as many
-  // rows as the pair has (the pairs' median count).
-  std::vector<double> counts;
-  for (int n : fit.samples) counts.push_back(n);
-  const double level_noise =
-      fit.within * per_median(static_cast<std::size_t>(std::max(1.0, median(counts))));
-  // Without a measure of the rows' own noise (one row per pair and no per-iteration times) the
-  // spread between pairs is all there is, and is taken at the upper end of its uncertainty.
-  const bool unmeasured = !(fit.within > 0);
   const double effect = min_effect_log(rule);
-  auto levels_of = [&](const std::vector<std::size_t>& which) {
-    std::vector<double> v;
-    v.reserve(which.size());
-    for (auto i : which) v.push_back(fit.level[i]);
-    return v;
-  };
-
-  // Hosts, each judged against the pairs it is not in: the median of its pairs' levels against
-  // the median of theirs, both medians' noise from the spread of a pair about its group (the
-  // host's pairs about their median, the others about theirs: two groups of pairs, like a
-  // two-sample test), never from a centre that the host's own slow pairs moved.
   std::set<Name> named;
-  std::vector<double> all_levels = fit.level;
+  std::vector<double> all_levels = levels.fit.level;
   const double shared_median = exact ? 0 : median(all_levels);
   for (Name host : report.hosts) {
     const auto& mine = pairs_of[host];
-    const std::vector<double> own = levels_of(mine);
+    const std::vector<double> own = levels.of(mine);
     std::vector<double> ref;
     if (exact) {
       std::vector<std::size_t> others;
       for (std::size_t i = 0; i < count; ++i) {
         if (report.pairs[i].a != host && report.pairs[i].b != host) others.push_back(i);
       }
-      ref = levels_of(others);
+      ref = levels.of(others);
     } else {
       ref = all_levels;
     }
@@ -312,9 +337,9 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
     if (!exact) centre(ref, deviations);
     h.ratio = std::exp(own_median);
     if (static_cast<int>(ref.size()) >= rule.min_reference_pairs) {
-      const double pair_spread =
-          std::max(spread_of(deviations, static_cast<double>(deviations.size()) - 2, unmeasured),
-                   level_noise);
+      const double pair_spread = std::max(
+          spread_of(deviations, static_cast<double>(deviations.size()) - 2, levels.unmeasured),
+          levels.level_noise);
       const double noise = pair_spread * std::hypot(per_median(own.size()), per_median(ref.size()));
       const double margin = std::max(effect, rule.spread_factor * noise);
       h.reference = std::exp(ref_median);
@@ -342,8 +367,16 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
     report.host_pairs.push_back(h);
   }
 
-  // Links between hosts not named, each judged against every other pair of good hosts: one
-  // pair's level against the median of theirs, with the spread of a pair about that median.
+  return named;
+}
+
+// Links between hosts not named, each judged against every other pair of good hosts: one pair's
+// level against the median of theirs, with the spread of a pair about that median.
+void judge_links(const PairLevels& levels, const std::set<Name>& named, const SuspectRule& rule,
+                 SuspectReport& report) {
+  const std::size_t count = report.pairs.size();
+  const bool exact = count <= kExactReferencePairs;
+  const double effect = min_effect_log(rule);
   std::vector<std::size_t> good;
   for (std::size_t i = 0; i < count; ++i) {
     if (!named.count(report.pairs[i].a) && !named.count(report.pairs[i].b)) good.push_back(i);
@@ -351,9 +384,9 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
   double shared_good_median = 0, shared_good_spread = 0;
   if (!exact) {
     std::vector<double> deviations;
-    shared_good_median = centre(levels_of(good), deviations);
+    shared_good_median = centre(levels.of(good), deviations);
     shared_good_spread =
-        spread_of(deviations, static_cast<double>(deviations.size()) - 1, unmeasured);
+        spread_of(deviations, static_cast<double>(deviations.size()) - 1, levels.unmeasured);
   }
   for (auto i : good) {
     const auto& p = report.pairs[i];
@@ -365,15 +398,16 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
         if (j != i) others.push_back(j);
       }
       std::vector<double> deviations;
-      ref_median = centre(levels_of(others), deviations);
-      ref_spread = spread_of(deviations, static_cast<double>(deviations.size()) - 1, unmeasured);
+      ref_median = centre(levels.of(others), deviations);
+      ref_spread =
+          spread_of(deviations, static_cast<double>(deviations.size()) - 1, levels.unmeasured);
       ref_pairs = others.size();
     }
     if (static_cast<int>(ref_pairs) < rule.min_reference_pairs) continue;
-    const double pair_spread = std::max(ref_spread, level_noise);
+    const double pair_spread = std::max(ref_spread, levels.level_noise);
     const double noise = pair_spread * std::hypot(1.0, per_median(ref_pairs));
     const double margin = std::max(effect, rule.spread_factor * noise);
-    const double shortfall = fit.level[i] - ref_median;
+    const double shortfall = levels.fit.level[i] - ref_median;
     if (!(shortfall < -margin)) continue;
     SlowLink link;
     link.a = p.a;
@@ -387,6 +421,13 @@ void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport&
         percent_text(pair_spread));
     report.links.push_back(std::move(link));
   }
+}
+
+void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport& report) {
+  const auto used_points = pair_points(set, rule, report);
+  const PairLevels levels = fit_pair_levels(set, used_points, report);
+  const std::set<Name> named = judge_hosts(levels, rule, report);
+  judge_links(levels, named, rule, report);
 }
 
 // --- Straggler evidence. -----------------------------------------------------------------------

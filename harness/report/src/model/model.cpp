@@ -358,11 +358,12 @@ std::string choose(const std::map<std::string, std::uint64_t>& counts, const std
 
 }  // namespace
 
-Model build_model(const ResultSet& set, const ViewOptions& view) {
-  Model model;
+namespace {
 
-  // 1. Configurations. Rows of one run share labels, so a one-entry cache keyed by what the
-  // configuration depends on makes this cheap.
+// 1. Configurations: every row's (model.row_config), in natural order, and the dimensions that
+// vary between them. Rows of one run share labels, so a one-entry cache keyed by what the
+// configuration depends on makes this cheap.
+void assign_configurations(const ResultSet& set, Model& model) {
   std::map<ConfigKey, int> config_ids;
   struct CacheKey {
     Name run_id;
@@ -415,17 +416,22 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
   }
   for (auto& c : model.configs) c.name = describe(c, model.varying);
 
-  // 2. Series: configuration × test × dtype × op × placement.
+  for (auto& c : row_config) c = remap[c];
+  model.row_config = std::move(row_config);
+}
+
+// 2. Series: configuration × test × dtype × op × placement, each with its points (rows of one
+// size merged) and figures, in (test order, configuration, dtype, op, placement) order.
+void group_series(const ResultSet& set, Model& model) {
   using SeriesKey = std::tuple<int, Name, DType, std::optional<ReduceOp>, Placement>;
   std::map<SeriesKey, int> series_ids;
   std::vector<std::vector<std::uint32_t>> series_rows;
   std::optional<SeriesKey> last_series_key;
   int last_series = -1;
-  for (auto& c : row_config) c = remap[c];
   for (std::size_t i = 0; i < set.rows.size(); ++i) {
     const ReadRow& r = set.rows[i];
     if (r.status != RowStatus::kOk) continue;
-    const SeriesKey sk{row_config[i], r.test, r.dtype, r.op, r.placement};
+    const SeriesKey sk{model.row_config[i], r.test, r.dtype, r.op, r.placement};
     if (sk != last_series_key) {
       auto [it, inserted] = series_ids.try_emplace(sk, static_cast<int>(series_rows.size()));
       if (inserted) series_rows.emplace_back();
@@ -479,10 +485,10 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
     for (int i : order) sorted.push_back(std::move(model.series[i]));
     model.series = std::move(sorted);
   }
+}
 
-  model.row_config = std::move(row_config);
-
-  // 3. One view per test: which dtype, op and placement the charts and tables show.
+// 3. One view per test: which dtype, op and placement the charts and tables show.
+void choose_views(const ViewOptions& view, Model& model) {
   for (std::size_t i = 0; i < model.series.size();) {
     std::size_t j = i;
     std::map<std::string, std::uint64_t> dtypes, ops, placements;
@@ -524,6 +530,15 @@ Model build_model(const ResultSet& set, const ViewOptions& view) {
     model.views.push_back(std::move(v));
     i = j;
   }
+}
+
+}  // namespace
+
+Model build_model(const ResultSet& set, const ViewOptions& view) {
+  Model model;
+  assign_configurations(set, model);
+  group_series(set, model);
+  choose_views(view, model);
   return model;
 }
 

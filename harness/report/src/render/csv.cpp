@@ -6,6 +6,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -20,6 +21,8 @@ namespace {
 
 constexpr std::size_t kBlockRows = 4096;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// The configuration cells of a row with none.
+constexpr std::string_view kNoConfig = ",,";
 
 bool needs_quotes(std::string_view text) {
   // A plain loop: find_first_of() calls memchr once per character, and rows hold millions of
@@ -93,19 +96,8 @@ struct LabelColumns {
   }
 };
 
-}  // namespace
-
-void write_results_csv(const ResultSet& set, const Model& model, const Sink& sink) {
-  const LabelColumns labels(set.rows);
-  std::vector<std::string> config_cells(model.configs.size());
-  for (std::size_t i = 0; i < model.configs.size(); ++i) {
-    const auto& c = model.configs[i];
-    config_cells[i] =
-        fmt::format("{},{},{}", csv_escape(c.name), csv_escape(c.variant), csv_escape(c.partition));
-  }
-  std::vector<std::string> files;
-  for (const auto& f : set.files) files.push_back(csv_escape(f));
-
+// The header line: the fixed columns around the label columns.
+std::string csv_header(const LabelColumns& labels) {
   fmt::memory_buffer header;
   auto head = std::back_inserter(header);
   fmt::format_to(head, "file,line,run_id,series,variant,partition");
@@ -118,23 +110,39 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
       "busbw_gbps,busbw_p50_gbps,busbw_at_p99_gbps,busbw_at_min_gbps,slowest_rank,"
       "slowest_host,wrong,status,note,precision_target,ci95_low_us,ci95_high_us,converged,"
       "algorithm,protocol\n");
-  sink(std::string_view(header.data(), header.size()));
-  const std::string no_config = ",,";
-  // Formatting numbers dominates; blocks of rows are formatted on worker threads and written in
-  // order.
-  auto format_rows = [&](std::size_t begin, std::size_t end, fmt::memory_buffer& buf) {
+  return fmt::to_string(header);
+}
+
+// Formats rows [begin, end) of the set, one CSV line each, from tables made once: every label
+// set's cells, every configuration's and every file's, escaped.
+class RowFormatter {
+ public:
+  RowFormatter(const ResultSet& set, const Model& model)
+      : set_(set), model_(model), labels_(set.rows) {
+    config_cells_.resize(model.configs.size());
+    for (std::size_t i = 0; i < model.configs.size(); ++i) {
+      const auto& c = model.configs[i];
+      config_cells_[i] = fmt::format("{},{},{}", csv_escape(c.name), csv_escape(c.variant),
+                                     csv_escape(c.partition));
+    }
+    for (const auto& f : set.files) files_.push_back(csv_escape(f));
+  }
+
+  const LabelColumns& labels() const { return labels_; }
+
+  void operator()(std::size_t begin, std::size_t end, fmt::memory_buffer& buf) const {
     auto out = std::back_inserter(buf);
     const std::string* label_cells = nullptr;
     Labels last_labels;
     for (std::size_t i = begin; i < end; ++i) {
-      const ReadRow& r = set.rows[i];
-      const int config = i < model.row_config.size() ? model.row_config[i] : -1;
-      fmt::format_to(out, FMT_COMPILE("{},{},"), files[r.file], r.line);
+      const ReadRow& r = set_.rows[i];
+      const int config = i < model_.row_config.size() ? model_.row_config[i] : -1;
+      fmt::format_to(out, FMT_COMPILE("{},{},"), files_[r.file], r.line);
       append_escaped(buf, r.run_id.view());
       buf.push_back(',');
-      buf.append(config >= 0 ? config_cells[config] : no_config);
+      buf.append(config >= 0 ? config_cells_[config] : kNoConfig);
       if (!label_cells || r.labels != last_labels) {
-        label_cells = &labels.cells.at(r.labels);
+        label_cells = &labels_.cells.at(r.labels);
         last_labels = r.labels;
       }
       buf.append(*label_cells);
@@ -222,8 +230,25 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
       }
       buf.push_back('\n');
     }
-  };
-  const std::size_t rows = set.rows.size();
+  }
+
+ private:
+  const ResultSet& set_;
+  const Model& model_;
+  LabelColumns labels_;
+  std::vector<std::string> config_cells_;
+  std::vector<std::string> files_;
+};
+
+// Formats `rows` rows in blocks and hands each block to `sink` in order. Formatting numbers
+// dominates: with more than one block and core, a fixed pool formats the blocks into a ring of
+// buffers that are used again and again, and this thread writes them in order. Bounded memory:
+// the ring, however many rows there are (a thread and a fresh buffer per block left freed blocks
+// in every thread's heap).
+void write_in_order(
+    std::size_t rows,
+    const std::function<void(std::size_t, std::size_t, fmt::memory_buffer&)>& format_rows,
+    const Sink& sink) {
   const std::size_t blocks = (rows + kBlockRows - 1) / kBlockRows;
   const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
   if (blocks <= 1 || workers <= 1) {
@@ -235,9 +260,6 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
     }
     return;
   }
-  // A fixed pool formats the blocks into a ring of buffers that are used again and again, and
-  // this thread writes them in order. Bounded memory: the ring, however many rows there are (a
-  // thread and a fresh buffer per block left freed blocks in every thread's heap).
   const std::size_t slots = 2 * static_cast<std::size_t>(workers);
   struct Slot {
     fmt::memory_buffer buf;
@@ -299,6 +321,14 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
   }
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+void write_results_csv(const ResultSet& set, const Model& model, const Sink& sink) {
+  const RowFormatter format_rows(set, model);
+  sink(csv_header(format_rows.labels()));
+  write_in_order(set.rows.size(), format_rows, sink);
 }
 
 }  // namespace collbench::report
