@@ -424,6 +424,253 @@ MeasureMode measurement_mode(const Options& options) {
   return options.blocking ? MeasureMode::kBlocking : MeasureMode::kBatch;
 }
 
+namespace {
+
+// The options' texts as given, before they are read.
+struct GivenText {
+  std::vector<std::string> tests;
+  std::string min_bytes, max_bytes, factor, step, dtypes, ops, timeout, pairs, min_busbw;
+  std::string precision, max_time;
+  std::string buffers, split;
+};
+
+// Every option on `app`: texts into `given`, values CLI11 can read into `o`, the integer flags
+// and the backends' flags into theirs.
+void add_options(CLI::App& app, GivenText& given, Options& o, std::vector<IntegerFlag>& integers,
+                 std::vector<DeclaredFlag>& flags, const std::vector<const CollectiveSpec*>& specs,
+                 std::span<const BackendDescriptor* const> backends) {
+  app.add_option(
+      "tests", given.tests,
+      fmt::format("Tests, comma-separated, or 'all' (default all_reduce): {}", test_names(specs)));
+  app.add_option("-b,--minbytes", given.min_bytes, "Smallest size (default 32M)");
+  app.add_option("-e,--maxbytes", given.max_bytes, "Largest size (default 32M)");
+  app.add_option("-f,--stepfactor", given.factor, "Multiply the size by this factor (>= 2)");
+  app.add_option("-i,--stepbytes", given.step, "Or add this many bytes per step (default 1M)");
+  app.add_option(
+      "-d,--datatype", given.dtypes,
+      fmt::format("Element type(s), comma-separated, or 'all': {} (default float)", dtype_names()));
+  app.add_option(
+      "-o,--op", given.ops,
+      fmt::format("Reduction(s), comma-separated, or 'all': {} (default sum)", op_names()));
+  for (auto& flag : integers) app.add_option(std::string(flag.flags), flag.text, flag.help);
+  app.add_option("--backend", o.backend,
+                 fmt::format("{} (default: nccl when a GPU is usable, else mpi)",
+                             backend_names(backends, ", ")));
+  // Each backend's own options, once per flag however many backends declare it.
+  for (auto& flag : flags) app.add_option(std::string(flag.option->flags), flag.value, flag.help);
+  app.add_option("--jsonl", o.jsonl, "Append results as JSON Lines to this file");
+  app.add_option("-J,--output_file", o.nccl_tests_json,
+                 "Also write nccl-tests' JSON (-J of nccl-tests 2.19) to this file");
+  app.add_option("-T,--timeout", given.timeout,
+                 "Seconds an operation may take before the run is aborted (exit 3); 0 = never "
+                 "(default 300)");
+  app.add_option("--min-busbw", given.min_busbw,
+                 "Exit 1 when the average busbw (GB/s) of the run falls below this (also "
+                 "NCCL_TESTS_MIN_BW, with nccl-tests' 10% allowance)");
+  app.add_option("--pairs", given.pairs,
+                 "Point-to-point pairing: first (0<->1) or all (i<->i+N/2 concurrently)");
+  app.add_option("--buffers", given.buffers,
+                 "rotate (each operation the next slice of a buffer sized for the largest size, "
+                 "as nccl-tests) or fixed (the same slice every time, caches warm, as OSU); "
+                 "default rotate");
+  app.add_option("--precision", given.precision,
+                 "Time each size until the 95% confidence interval of its time is within this "
+                 "of it (e.g. 1%), in repeated batches, instead of -n iterations");
+  app.add_option("--max-time", given.max_time,
+                 "With --precision: seconds a size may take; a size that runs out is recorded as "
+                 "not converged (default 10)");
+  app.add_option("--split", given.split,
+                 "Run the tests in groups at the same time: node (each node alone), rail (one "
+                 "rank per node, same local rank), pairs (a tournament of node pairs, N-1 "
+                 "rounds), sample:K (K rounds of random node pairs), or nccl-tests "
+                 "(NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK)");
+  app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
+}
+
+// The test list: canonical names, `all` expanded.
+void read_tests(const GivenText& given, const std::vector<const CollectiveSpec*>& specs,
+                Options& o) {
+  const std::string given_tests = fmt::format("{}", fmt::join(given.tests, ","));
+  const std::vector<std::string> test_items = split_commas(
+      "the test list", given.tests.empty() ? std::vector<std::string>{"all_reduce"} : given.tests);
+  require_items("the test list", given_tests, test_items.size(),
+                fmt::format("{}, or all", test_names(specs)));
+  for (const auto& test : test_items) {
+    if (test == "all") {
+      o.all_tests = true;
+      for (const auto* spec : specs) o.tests.emplace_back(spec->name);
+      continue;
+    }
+    const CollectiveSpec* spec = find_spec(specs, test);
+    if (!spec) throw_usage("unknown test '{}'; known tests: {}, or all", test, test_names(specs));
+    o.tests.emplace_back(spec->name);
+  }
+  refuse_duplicates("the test list", given_tests, o.tests,
+                    [](const std::string& test) { return test; });
+}
+
+// -b, -e, -f, -i: the sweep's sizes.
+void read_sizes(const GivenText& given, Options& o) {
+  if (!given.min_bytes.empty()) o.min_bytes = parse_size_flag("-b", given.min_bytes);
+  if (!given.max_bytes.empty()) o.max_bytes = parse_size_flag("-e", given.max_bytes);
+  if (o.min_bytes > o.max_bytes) {
+    throw_usage("-b {} is larger than -e {}; the sweep runs from -b up to -e",
+                given.min_bytes.empty() ? "32M" : given.min_bytes,
+                given.max_bytes.empty() ? "32M" : given.max_bytes);
+  }
+  if (!given.factor.empty()) {
+    o.step_factor = static_cast<std::uint64_t>(parse_integer(
+        "-f", given.factor, 2, 1 << 20,
+        "a whole factor of at least 2 and at most 1048576 (2^20); use -i for a fixed step"));
+  }
+  if (!given.factor.empty() && !given.step.empty()) {
+    throw_usage(
+        "-f {} and -i {}: give one: -f multiplies each size by a factor, -i adds a step to it",
+        given.factor, given.step);
+  }
+  if (!given.step.empty()) {
+    o.step_bytes = parse_size_flag("-i", given.step);
+    if (o.step_bytes == 0) throw_usage("-i 0: the step must be at least 1 byte");
+  }
+  // Every size is held in memory and measured: a step of a few bytes up to gigabytes would
+  // exhaust memory before the first measurement.
+  constexpr std::uint64_t kMaxSizes = 1000000;
+  if (o.step_factor == 0 && (o.max_bytes - o.min_bytes) / o.step_bytes >= kMaxSizes) {
+    throw_usage(
+        "-b {} -e {} -i {}: {} sizes, more than the {} a sweep may hold; raise -i or multiply "
+        "with -f",
+        o.min_bytes, o.max_bytes, o.step_bytes, (o.max_bytes - o.min_bytes) / o.step_bytes + 1,
+        kMaxSizes);
+  }
+}
+
+// Counts and switches: the integer flags, times, bandwidth floors, pairing, buffers, --split and
+// --precision, and the combinations they may not form.
+void read_counts(const CLI::App& app, const GivenText& given,
+                 const std::vector<IntegerFlag>& integers, Options& o) {
+  for (const auto& flag : integers) {
+    if (!flag.text.empty())
+      flag.store(parse_integer(flag.spelling(), flag.text, flag.min, flag.max, flag.accepted));
+  }
+  if (!given.timeout.empty()) o.timeout_s = parse_seconds("--timeout", given.timeout);
+  if (!given.min_busbw.empty()) o.min_busbw = parse_bandwidth("--min-busbw", given.min_busbw);
+  if (const char* env = std::getenv("NCCL_TESTS_MIN_BW")) {
+    o.nccl_tests_min_bw = parse_bandwidth("NCCL_TESTS_MIN_BW", env);
+  }
+  if (!given.pairs.empty()) {
+    if (given.pairs == "first")
+      o.pairs = PairMode::kFirst;
+    else if (given.pairs == "all")
+      o.pairs = PairMode::kAll;
+    else
+      throw_usage("--pairs {}: expected first (rank 0 <-> 1) or all (every i <-> i+N/2)",
+                  given.pairs);
+  }
+  if (!given.buffers.empty()) {
+    if (given.buffers == "rotate")
+      o.buffers = BufferPolicy::kRotate;
+    else if (given.buffers == "fixed")
+      o.buffers = BufferPolicy::kFixed;
+    else
+      throw_usage(
+          "--buffers {}: expected rotate (a new slice each operation) or fixed (the same slice)",
+          given.buffers);
+  }
+  if (app.count("--split") > 0) {
+    o.split = parse_split(given.split, [](const char* name) { return std::getenv(name); });
+    o.split->seed = o.seed;
+    o.split_text = describe_split(*o.split);
+  }
+  if (!given.precision.empty()) o.precision = parse_precision(given.precision);
+  if (!given.max_time.empty()) {
+    const auto [ptr, ec] = std::from_chars(
+        given.max_time.data(), given.max_time.data() + given.max_time.size(), o.max_time_s);
+    if (ec != std::errc() || ptr != given.max_time.data() + given.max_time.size() ||
+        !(o.max_time_s > 0) || !(o.max_time_s <= 1e6)) {
+      throw_usage("--max-time {}: expected seconds per size, above 0 and at most 1000000",
+                  given.max_time);
+    }
+  }
+  check_precision(o, !given.max_time.empty());
+  check_combinations(o);
+}
+
+// -d and -o. Given but empty ('' or ',') is refused, not taken as the default.
+void read_types(const CLI::App& app, const GivenText& given, Options& o) {
+  if (app.count("--datatype") > 0) {
+    const auto items = split_commas("-d", {given.dtypes});
+    require_items("-d", given.dtypes, items.size(), fmt::format("{}, or all", dtype_names()));
+    o.dtypes.clear();
+    for (const auto& item : items) {
+      if (item == "all") {
+        o.all_dtypes = true;
+        o.dtypes.insert(o.dtypes.end(), all_dtypes().begin(), all_dtypes().end());
+        continue;
+      }
+      const auto t = parse_dtype(item);
+      if (!t) throw_usage("-d {}: unknown dtype; accepted: {}, or all", item, dtype_names());
+      o.dtypes.push_back(*t);
+    }
+    refuse_duplicates("-d", given.dtypes, o.dtypes, [](DType t) { return name(t); });
+  }
+  if (app.count("--op") > 0) {
+    const auto items = split_commas("-o", {given.ops});
+    require_items("-o", given.ops, items.size(), fmt::format("{}, or all", op_names()));
+    o.ops.clear();
+    for (const auto& item : items) {
+      if (item == "all") {
+        o.ops.insert(o.ops.end(), all_ops().begin(), all_ops().end());
+        continue;
+      }
+      const auto op = parse_op(item);
+      if (!op) throw_usage("-o {}: unknown reduction; accepted: {}, or all", item, op_names());
+      o.ops.push_back(*op);
+    }
+    refuse_duplicates("-o", given.ops, o.ops, [](ReduceOp op) { return name(op); });
+  }
+}
+
+// --jsonl and -J: each names a file, and not the same one.
+void check_outputs(const CLI::App& app, const Options& o) {
+  // An output given as '' would silently write nothing.
+  if (app.count("--jsonl") > 0 && o.jsonl.empty()) {
+    throw_usage("--jsonl '': names no file; give the path of the results file to append to");
+  }
+  if (app.count("--output_file") > 0 && o.nccl_tests_json.empty()) {
+    throw_usage("-J '': names no file; give the path of the JSON file to write");
+  }
+  // Two outputs that are one file would overwrite each other: -J's finished document replaces
+  // the file it names, results appended to it by --jsonl included.
+  if (!o.jsonl.empty() && !o.nccl_tests_json.empty() && same_file(o.jsonl, o.nccl_tests_json)) {
+    throw_usage("--jsonl {} and -J {} are one file; give each output a file of its own", o.jsonl,
+                o.nccl_tests_json);
+  }
+}
+
+// The backends' own options as given, checked against the backend named, or else against every
+// backend that takes them.
+void read_backend_options(const CLI::App& app, const std::vector<DeclaredFlag>& flags,
+                          std::span<const BackendDescriptor* const> backends, Options& o) {
+  for (const auto& flag : flags) {
+    if (flag.value.empty()) continue;
+    o.backend_options.push_back({std::string(flag.option->key), flag.spelling(app), flag.value});
+  }
+  if (!o.backend.empty()) {
+    const BackendDescriptor* chosen = find_backend(backends, o.backend);
+    if (!chosen) {
+      throw_usage("--backend {}: unknown backend; accepted: {}", o.backend,
+                  backend_names(backends, ", "));
+    }
+    // Named explicitly: its options are checked now, before anything starts.
+    backend_args(o, *chosen, backends);
+  } else {
+    // Any backend may run: each value must suit at least one backend that takes the option.
+    for (const auto& given : o.backend_options) check_for_some_backend(given, backends);
+  }
+}
+
+}  // namespace
+
 ParseResult parse_command_line(int argc, const char* const* argv,
                                const std::vector<const CollectiveSpec*>& specs,
                                std::span<const BackendDescriptor* const> backends) {
@@ -437,59 +684,10 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   app.set_version_flag("--version", collbench_version());
   app.get_formatter()->column_width(30);
 
-  std::vector<std::string> tests;
-  std::string min_bytes, max_bytes, factor, step, dtypes, ops, timeout, pairs, min_busbw;
-  std::string precision, max_time;
-  std::string buffers, split;
-  app.add_option(
-      "tests", tests,
-      fmt::format("Tests, comma-separated, or 'all' (default all_reduce): {}", test_names(specs)));
-  app.add_option("-b,--minbytes", min_bytes, "Smallest size (default 32M)");
-  app.add_option("-e,--maxbytes", max_bytes, "Largest size (default 32M)");
-  app.add_option("-f,--stepfactor", factor, "Multiply the size by this factor (>= 2)");
-  app.add_option("-i,--stepbytes", step, "Or add this many bytes per step (default 1M)");
-  app.add_option(
-      "-d,--datatype", dtypes,
-      fmt::format("Element type(s), comma-separated, or 'all': {} (default float)", dtype_names()));
-  app.add_option(
-      "-o,--op", ops,
-      fmt::format("Reduction(s), comma-separated, or 'all': {} (default sum)", op_names()));
+  GivenText given;
   std::vector<IntegerFlag> integers = integer_flags(o);
-  for (auto& flag : integers) app.add_option(std::string(flag.flags), flag.text, flag.help);
-  app.add_option("--backend", o.backend,
-                 fmt::format("{} (default: nccl when a GPU is usable, else mpi)",
-                             backend_names(backends, ", ")));
-  // Each backend's own options, once per flag however many backends declare it.
   std::vector<DeclaredFlag> flags = declared_flags(backends);
-  for (auto& flag : flags) app.add_option(std::string(flag.option->flags), flag.value, flag.help);
-  app.add_option("--jsonl", o.jsonl, "Append results as JSON Lines to this file");
-  app.add_option("-J,--output_file", o.nccl_tests_json,
-                 "Also write nccl-tests' JSON (-J of nccl-tests 2.19) to this file");
-  app.add_option("-T,--timeout", timeout,
-                 "Seconds an operation may take before the run is aborted (exit 3); 0 = never "
-                 "(default 300)");
-  app.add_option("--min-busbw", min_busbw,
-                 "Exit 1 when the average busbw (GB/s) of the run falls below this (also "
-                 "NCCL_TESTS_MIN_BW, with nccl-tests' 10% allowance)");
-  app.add_option("--pairs", pairs,
-                 "Point-to-point pairing: first (0<->1) or all (i<->i+N/2 concurrently)");
-  app.add_option("--buffers", buffers,
-                 "rotate (each operation the next slice of a buffer sized for the largest size, "
-                 "as nccl-tests) or fixed (the same slice every time, caches warm, as OSU); "
-                 "default rotate");
-  app.add_option("--precision", precision,
-                 "Time each size until the 95% confidence interval of its time is within this "
-                 "of it (e.g. 1%), in repeated batches, instead of -n iterations");
-  app.add_option("--max-time", max_time,
-                 "With --precision: seconds a size may take; a size that runs out is recorded as "
-                 "not converged (default 10)");
-  app.add_option("--split", split,
-                 "Run the tests in groups at the same time: node (each node alone), rail (one "
-                 "rank per node, same local rank), pairs (a tournament of node pairs, N-1 "
-                 "rounds), sample:K (K rounds of random node pairs), or nccl-tests "
-                 "(NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK)");
-  app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
-
+  add_options(app, given, o, integers, flags, specs, backends);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -508,164 +706,12 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   // value takes the next option as its value.
   refuse_missing_values(app, "collbench");
 
-  // Tests.
-  const std::string given_tests = fmt::format("{}", fmt::join(tests, ","));
-  const std::vector<std::string> test_items =
-      split_commas("the test list", tests.empty() ? std::vector<std::string>{"all_reduce"} : tests);
-  require_items("the test list", given_tests, test_items.size(),
-                fmt::format("{}, or all", test_names(specs)));
-  for (const auto& test : test_items) {
-    if (test == "all") {
-      o.all_tests = true;
-      for (const auto* spec : specs) o.tests.emplace_back(spec->name);
-      continue;
-    }
-    const CollectiveSpec* spec = find_spec(specs, test);
-    if (!spec) throw_usage("unknown test '{}'; known tests: {}, or all", test, test_names(specs));
-    o.tests.emplace_back(spec->name);
-  }
-  refuse_duplicates("the test list", given_tests, o.tests,
-                    [](const std::string& test) { return test; });
-
-  // Sizes.
-  if (!min_bytes.empty()) o.min_bytes = parse_size_flag("-b", min_bytes);
-  if (!max_bytes.empty()) o.max_bytes = parse_size_flag("-e", max_bytes);
-  if (o.min_bytes > o.max_bytes) {
-    throw_usage("-b {} is larger than -e {}; the sweep runs from -b up to -e",
-                min_bytes.empty() ? "32M" : min_bytes, max_bytes.empty() ? "32M" : max_bytes);
-  }
-  if (!factor.empty()) {
-    o.step_factor = static_cast<std::uint64_t>(parse_integer(
-        "-f", factor, 2, 1 << 20,
-        "a whole factor of at least 2 and at most 1048576 (2^20); use -i for a fixed step"));
-  }
-  if (!factor.empty() && !step.empty()) {
-    throw_usage(
-        "-f {} and -i {}: give one: -f multiplies each size by a factor, -i adds a step to it",
-        factor, step);
-  }
-  if (!step.empty()) {
-    o.step_bytes = parse_size_flag("-i", step);
-    if (o.step_bytes == 0) throw_usage("-i 0: the step must be at least 1 byte");
-  }
-  // Every size is held in memory and measured: a step of a few bytes up to gigabytes would
-  // exhaust memory before the first measurement.
-  constexpr std::uint64_t kMaxSizes = 1000000;
-  if (o.step_factor == 0 && (o.max_bytes - o.min_bytes) / o.step_bytes >= kMaxSizes) {
-    throw_usage(
-        "-b {} -e {} -i {}: {} sizes, more than the {} a sweep may hold; raise -i or multiply "
-        "with -f",
-        o.min_bytes, o.max_bytes, o.step_bytes, (o.max_bytes - o.min_bytes) / o.step_bytes + 1,
-        kMaxSizes);
-  }
-
-  // Counts and switches.
-  for (const auto& flag : integers) {
-    if (!flag.text.empty())
-      flag.store(parse_integer(flag.spelling(), flag.text, flag.min, flag.max, flag.accepted));
-  }
-  if (!timeout.empty()) o.timeout_s = parse_seconds("--timeout", timeout);
-  if (!min_busbw.empty()) o.min_busbw = parse_bandwidth("--min-busbw", min_busbw);
-  if (const char* env = std::getenv("NCCL_TESTS_MIN_BW")) {
-    o.nccl_tests_min_bw = parse_bandwidth("NCCL_TESTS_MIN_BW", env);
-  }
-  if (!pairs.empty()) {
-    if (pairs == "first")
-      o.pairs = PairMode::kFirst;
-    else if (pairs == "all")
-      o.pairs = PairMode::kAll;
-    else
-      throw_usage("--pairs {}: expected first (rank 0 <-> 1) or all (every i <-> i+N/2)", pairs);
-  }
-  if (!buffers.empty()) {
-    if (buffers == "rotate")
-      o.buffers = BufferPolicy::kRotate;
-    else if (buffers == "fixed")
-      o.buffers = BufferPolicy::kFixed;
-    else
-      throw_usage(
-          "--buffers {}: expected rotate (a new slice each operation) or fixed (the same slice)",
-          buffers);
-  }
-  if (app.count("--split") > 0) {
-    o.split = parse_split(split, [](const char* name) { return std::getenv(name); });
-    o.split->seed = o.seed;
-    o.split_text = describe_split(*o.split);
-  }
-  if (!precision.empty()) o.precision = parse_precision(precision);
-  if (!max_time.empty()) {
-    const auto [ptr, ec] =
-        std::from_chars(max_time.data(), max_time.data() + max_time.size(), o.max_time_s);
-    if (ec != std::errc() || ptr != max_time.data() + max_time.size() || !(o.max_time_s > 0) ||
-        !(o.max_time_s <= 1e6)) {
-      throw_usage("--max-time {}: expected seconds per size, above 0 and at most 1000000",
-                  max_time);
-    }
-  }
-  check_precision(o, !max_time.empty());
-  check_combinations(o);
-
-  // Types and operators. Given but empty ('' or ',') is refused, not taken as the default.
-  if (app.count("--datatype") > 0) {
-    const auto items = split_commas("-d", {dtypes});
-    require_items("-d", dtypes, items.size(), fmt::format("{}, or all", dtype_names()));
-    o.dtypes.clear();
-    for (const auto& item : items) {
-      if (item == "all") {
-        o.all_dtypes = true;
-        o.dtypes.insert(o.dtypes.end(), all_dtypes().begin(), all_dtypes().end());
-        continue;
-      }
-      const auto t = parse_dtype(item);
-      if (!t) throw_usage("-d {}: unknown dtype; accepted: {}, or all", item, dtype_names());
-      o.dtypes.push_back(*t);
-    }
-    refuse_duplicates("-d", dtypes, o.dtypes, [](DType t) { return name(t); });
-  }
-  if (app.count("--op") > 0) {
-    const auto items = split_commas("-o", {ops});
-    require_items("-o", ops, items.size(), fmt::format("{}, or all", op_names()));
-    o.ops.clear();
-    for (const auto& item : items) {
-      if (item == "all") {
-        o.ops.insert(o.ops.end(), all_ops().begin(), all_ops().end());
-        continue;
-      }
-      const auto op = parse_op(item);
-      if (!op) throw_usage("-o {}: unknown reduction; accepted: {}, or all", item, op_names());
-      o.ops.push_back(*op);
-    }
-    refuse_duplicates("-o", ops, o.ops, [](ReduceOp op) { return name(op); });
-  }
-  // An output given as '' would silently write nothing.
-  if (app.count("--jsonl") > 0 && o.jsonl.empty()) {
-    throw_usage("--jsonl '': names no file; give the path of the results file to append to");
-  }
-  if (app.count("--output_file") > 0 && o.nccl_tests_json.empty()) {
-    throw_usage("-J '': names no file; give the path of the JSON file to write");
-  }
-  // Two outputs that are one file would overwrite each other: -J's finished document replaces
-  // the file it names, results appended to it by --jsonl included.
-  if (!o.jsonl.empty() && !o.nccl_tests_json.empty() && same_file(o.jsonl, o.nccl_tests_json)) {
-    throw_usage("--jsonl {} and -J {} are one file; give each output a file of its own", o.jsonl,
-                o.nccl_tests_json);
-  }
-  for (const auto& flag : flags) {
-    if (flag.value.empty()) continue;
-    o.backend_options.push_back({std::string(flag.option->key), flag.spelling(app), flag.value});
-  }
-  if (!o.backend.empty()) {
-    const BackendDescriptor* chosen = find_backend(backends, o.backend);
-    if (!chosen) {
-      throw_usage("--backend {}: unknown backend; accepted: {}", o.backend,
-                  backend_names(backends, ", "));
-    }
-    // Named explicitly: its options are checked now, before anything starts.
-    backend_args(o, *chosen, backends);
-  } else {
-    // Any backend may run: each value must suit at least one backend that takes the option.
-    for (const auto& given : o.backend_options) check_for_some_backend(given, backends);
-  }
+  read_tests(given, specs, o);
+  read_sizes(given, o);
+  read_counts(app, given, integers, o);
+  read_types(app, given, o);
+  check_outputs(app, o);
+  read_backend_options(app, flags, backends, o);
   return result;
 }
 
