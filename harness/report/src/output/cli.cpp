@@ -122,50 +122,48 @@ std::string names_text(std::span<const std::string_view> names) {
   return s;
 }
 
-}  // namespace
-
-ReportOptions parse_command_line(int argc, const char* const* argv, std::string& exit_text) {
-  ReportOptions o;
-  CLI::App app{"collbench-report: charts, tables and regression verdicts from collbench results",
-               "collbench-report"};
-  app.footer(kFooter);
-  app.get_formatter()->column_width(32);
+// The options' texts as given, before they are read.
+struct Given {
   std::string format = "html", threshold, y_scale = "linear", line = "p50", latency_max,
               scaling_sizes, ranks;
   std::vector<std::string> ignore;
   bool version = false, no_reference = false;
+};
+
+void add_options(CLI::App& app, Given& given, ReportOptions& o) {
   app.add_option("inputs", o.inputs,
                  "Result directories (searched recursively for *.jsonl) or .jsonl files");
   app.add_option(
       "-o,--output", o.output,
       "Report directory (default report); with --format gbench a file, or - for stdout (default)");
-  app.add_option("--format", format,
+  app.add_option("--format", given.format,
                  "html: the report directory (default); gbench: Google Benchmark JSON");
   app.add_option("--baseline", o.baseline, "Compare: the reference results (directories or files)");
   app.add_option("--candidate", o.candidate, "Compare: the results judged against the baseline");
-  app.add_option("--threshold", threshold,
+  app.add_option("--threshold", given.threshold,
                  "Compare: slowdown that counts as a regression (default 5%)");
   app.add_option(
-      "--match-ignore", ignore,
+      "--match-ignore", given.ignore,
       fmt::format("Compare: configuration dimension(s) not to match on: {}", dim_names()));
   app.add_option("--title", o.title, "Report title (default: from the campaign label)");
   app.add_option("--dtype", o.view.dtype,
                  "Element type charted (default float, else the most common)");
   app.add_option("--op", o.view.op, "Reduction charted (default sum, else the most common)");
   app.add_option("--placement", o.view.placement, "out-of-place (default) or in-place");
-  app.add_option("--y-scale", y_scale, "Bandwidth axis: linear (default) or log");
-  app.add_option("--line", line,
+  app.add_option("--y-scale", given.y_scale, "Bandwidth axis: linear (default) or log");
+  app.add_option("--line", given.line,
                  "Chart line: p50 (median per-iteration time, default) or headline (batch time)");
   app.add_option("--max-series", o.charts.max_series_per_panel,
                  "Series per chart panel before the chart is split into panels (default 8)");
   app.add_option("--facet-by", o.charts.facet_by,
                  fmt::format("Dimension to split crowded charts by: {} or none (default: chosen)",
                              dim_names()));
-  app.add_option("--latency-max", latency_max, "Largest size on the latency charts (default 64K)");
+  app.add_option("--latency-max", given.latency_max,
+                 "Largest size on the latency charts (default 64K)");
   app.add_option(
-      "--scaling-sizes", scaling_sizes,
+      "--scaling-sizes", given.scaling_sizes,
       "Sizes of the scaling chart, e.g. 1M,64M,1G (default: 1M, 64M, 1G and the largest measured)");
-  app.add_option("--ranks", ranks,
+  app.add_option("--ranks", given.ranks,
                  "Rank count of other tools' runs that state none (OSU output without its mpirun "
                  "line, a pasted nccl-tests table); a count the output states is kept");
   app.add_flag("--strict", o.strict,
@@ -179,33 +177,23 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
                  "figures (default: collbench's results/reference) or of earlier results")
       // One directory per --reference, so that the results after it stay inputs.
       ->allow_extra_args(false);
-  app.add_flag("--no-reference", no_reference, "Leave the reference figures out of the report");
+  app.add_flag("--no-reference", given.no_reference,
+               "Leave the reference figures out of the report");
   app.add_flag("--verdicts", o.reference.print,
                "Print the reference verdicts (is my number normal?) on stdout");
   app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
-  app.add_flag("--version", version, "Print the version and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    exit_text = app.help();
-    return o;
-  } catch (const CLI::CallForAllHelp&) {
-    exit_text = app.help();
-    return o;
-  } catch (const CLI::ParseError& e) {
-    throw_usage("{}; run collbench-report --help for the options", e.what());
-  }
-  refuse_missing_values(app, "collbench-report");
-  if (version) {
-    exit_text = "collbench-report " + collbench_version() + "\n";
-    return o;
-  }
-  if (format == "html")
+  app.add_flag("--version", given.version, "Print the version and exit");
+}
+
+// What the report makes: its format, and which of the report, --suspects, a comparison and the
+// reference verdicts go together.
+void read_modes(const Given& given, ReportOptions& o) {
+  if (given.format == "html")
     o.format = OutputFormat::kHtml;
-  else if (format == "gbench")
+  else if (given.format == "gbench")
     o.format = OutputFormat::kGbench;
   else
-    throw_usage("--format {}: use html or gbench", format);
+    throw_usage("--format {}: use html or gbench", given.format);
   // "-" means standard output only for the one JSON document; a report of many files would
   // otherwise land in a directory called "-".
   if (o.format == OutputFormat::kHtml && o.output == "-") {
@@ -222,12 +210,12 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
   }
   if (o.suspects && o.format != OutputFormat::kHtml) {
     throw_usage("--suspects writes only the html report (with -o DIR); leave out --format {}",
-                format);
+                given.format);
   }
   // Reference verdicts belong to the report of one set of results.
   const bool one_report =
       o.baseline.empty() && o.candidate.empty() && !o.suspects && o.format == OutputFormat::kHtml;
-  if (!o.reference.dirs.empty() && no_reference) {
+  if (!o.reference.dirs.empty() && given.no_reference) {
     throw_usage("--reference and --no-reference contradict each other; give one");
   }
   if ((!o.reference.dirs.empty() || o.reference.print) && !one_report) {
@@ -235,36 +223,56 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
         "--reference and --verdicts apply to the html report of one set of results; leave them "
         "out with --baseline/--candidate, --suspects or --format gbench");
   }
-  if (o.reference.print && no_reference) {
+  if (o.reference.print && given.no_reference) {
     throw_usage("--verdicts needs reference figures; leave out --no-reference");
   }
-  o.reference.use_default = one_report && !no_reference && o.reference.dirs.empty();
-  if (app.count("--ranks") > 0) o.imports.ranks = parse_ranks(ranks);
-  if (!threshold.empty()) o.compare.threshold = parse_threshold(threshold);
-  if (!threshold.empty() && o.baseline.empty() && o.candidate.empty()) {
+  o.reference.use_default = one_report && !given.no_reference && o.reference.dirs.empty();
+}
+
+// --ranks, and a comparison's --threshold and --match-ignore.
+void read_compare(const CLI::App& app, const Given& given, ReportOptions& o) {
+  if (app.count("--ranks") > 0) o.imports.ranks = parse_ranks(given.ranks);
+  if (!given.threshold.empty()) o.compare.threshold = parse_threshold(given.threshold);
+  if (!given.threshold.empty() && o.baseline.empty() && o.candidate.empty()) {
     throw_usage("--threshold only applies to a comparison; add --baseline DIR --candidate DIR");
   }
-  for (const auto& i : ignore) {
+  for (const auto& i : given.ignore) {
     const auto d = parse_dim(i);
     if (!d) throw_usage("--match-ignore {}: unknown dimension; use one of {}", i, dim_names());
     o.compare.ignore.push_back(*d);
   }
-  if (y_scale == "log")
+}
+
+// The charts: axis scale, line, panels, facets, and the latency and scaling charts' sizes.
+void read_charts(const Given& given, ReportOptions& o) {
+  if (given.y_scale == "log")
     o.charts.log_y = true;
-  else if (y_scale != "linear")
-    throw_usage("--y-scale {}: use linear or log", y_scale);
-  if (line == "p50")
+  else if (given.y_scale != "linear")
+    throw_usage("--y-scale {}: use linear or log", given.y_scale);
+  if (given.line == "p50")
     o.charts.line = LineMetric::kP50;
-  else if (line == "headline")
+  else if (given.line == "headline")
     o.charts.line = LineMetric::kHeadline;
   else
-    throw_usage("--line {}: use p50 or headline", line);
+    throw_usage("--line {}: use p50 or headline", given.line);
   if (o.charts.max_series_per_panel < 1) {
     throw_usage("--max-series {}: must be at least 1", o.charts.max_series_per_panel);
   }
   if (!o.charts.facet_by.empty() && o.charts.facet_by != "none" && !parse_dim(o.charts.facet_by)) {
     throw_usage("--facet-by {}: use one of {} or none", o.charts.facet_by, dim_names());
   }
+  if (!given.latency_max.empty()) {
+    const auto size = parse_size(given.latency_max);
+    if (!size || *size == 0)
+      throw_usage("--latency-max {}: not a size; use e.g. 64K", given.latency_max);
+    o.charts.latency_max_bytes = *size;
+  }
+  if (!given.scaling_sizes.empty())
+    o.charts.scaling_sizes = parse_sizes("--scaling-sizes", given.scaling_sizes);
+}
+
+// --dtype, --op, --placement: what the charts and tables show.
+void read_view(ReportOptions& o) {
   // A value the reader would never match is refused, not silently replaced by the default.
   // Aliases (fp32, FLOAT) are taken as collbench names them, the spelling the rows carry.
   if (!o.view.dtype.empty()) {
@@ -287,13 +295,38 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
       o.view.placement != "in-place") {
     throw_usage("--placement {}: use out-of-place or in-place", o.view.placement);
   }
-  if (!latency_max.empty()) {
-    const auto size = parse_size(latency_max);
-    if (!size || *size == 0) throw_usage("--latency-max {}: not a size; use e.g. 64K", latency_max);
-    o.charts.latency_max_bytes = *size;
+}
+
+}  // namespace
+
+ReportOptions parse_command_line(int argc, const char* const* argv, std::string& exit_text) {
+  ReportOptions o;
+  CLI::App app{"collbench-report: charts, tables and regression verdicts from collbench results",
+               "collbench-report"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(32);
+  Given given;
+  add_options(app, given, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    exit_text = app.help();
+    return o;
+  } catch (const CLI::CallForAllHelp&) {
+    exit_text = app.help();
+    return o;
+  } catch (const CLI::ParseError& e) {
+    throw_usage("{}; run collbench-report --help for the options", e.what());
   }
-  if (!scaling_sizes.empty())
-    o.charts.scaling_sizes = parse_sizes("--scaling-sizes", scaling_sizes);
+  refuse_missing_values(app, "collbench-report");
+  if (given.version) {
+    exit_text = "collbench-report " + collbench_version() + "\n";
+    return o;
+  }
+  read_modes(given, o);
+  read_compare(app, given, o);
+  read_charts(given, o);
+  read_view(o);
   return o;
 }
 
