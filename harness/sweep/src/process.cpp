@@ -387,14 +387,50 @@ std::vector<int> launch_processes(const LaunchId& launch) {
   return out;
 }
 
-ProcessResult run_process(const ProcessSpec& spec) {
-  if (spec.argv.empty()) throw_runtime("internal error: empty command");
-  const auto program = find_program(spec.argv[0]);
-  if (!program) {
-    throw_runtime("cannot run '{}': not found on PATH ({})", spec.argv[0],
-                  std::getenv("PATH") ? std::getenv("PATH") : "unset");
+namespace {
+
+// A started command: the child (or, with `supervised`, the supervisor that started it) and the
+// pipes its output comes through.
+struct Child {
+  pid_t pid = -1;   // the child, or with `supervised` the supervisor
+  LaunchId launch;  // with `supervised`: the child
+  Fd report;        // with `supervised`: what the supervisor tells us
+  Pipe out_pipe, err_pipe;
+  bool supervised = false;
+  bool new_process_group = false;
+
+  void signal(int sig) const {
+    if (supervised)
+      signal_session(launch.pid, launch.start_ticks, sig);
+    else if (new_process_group)
+      ::kill(-pid, sig);
+    else
+      ::kill(pid, sig);
   }
 
+  // Whether the child ended, with its wait status in `status`.
+  bool ended(int& status) {
+    if (!supervised) return ::waitpid(pid, &status, WNOHANG) == pid;
+    pollfd p{report.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    int child_status = 0;
+    const bool reported = read_all(report.get(), &child_status, sizeof child_status);
+    int supervisor_status = 0;
+    while (::waitpid(pid, &supervisor_status, 0) < 0 && errno == EINTR) {
+    }
+    // A supervisor killed before it could report: its child was told to stop (PDEATHSIG).
+    status = reported ? child_status : supervisor_status;
+    return true;
+  }
+};
+
+// Starts the command: its input /dev/null, its output into spec.output_file or pipes, its signals
+// at their defaults; through a supervisor (its own session, ended with the sweep) when
+// `supervised`, else by posix_spawn.
+Child start_child(const ProcessSpec& spec, const std::filesystem::path& program) {
+  Child c;
+  c.supervised = spec.supervised;
+  c.new_process_group = spec.new_process_group;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_t attr;
@@ -422,7 +458,6 @@ ProcessResult run_process(const ProcessSpec& spec) {
   for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, s);
   posix_spawnattr_setsigdefault(&attr, &defaults);
 
-  Pipe out_pipe, err_pipe;
   Fd file;
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   if (spec.output_file) {
@@ -434,105 +469,83 @@ ProcessResult run_process(const ProcessSpec& spec) {
     posix_spawn_file_actions_adddup2(&actions, file.get(), 1);
     posix_spawn_file_actions_adddup2(&actions, file.get(), 2);
   } else {
-    out_pipe = make_pipe();
-    err_pipe = make_pipe();
-    posix_spawn_file_actions_adddup2(&actions, out_pipe.write.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, err_pipe.write.get(), 2);
+    c.out_pipe = make_pipe();
+    c.err_pipe = make_pipe();
+    posix_spawn_file_actions_adddup2(&actions, c.out_pipe.write.get(), 1);
+    posix_spawn_file_actions_adddup2(&actions, c.err_pipe.write.get(), 2);
   }
 
   auto argv = c_strings(spec.argv);
   std::vector<std::string> env_storage = spec.env ? *spec.env : current_environment();
   auto envp = c_strings(env_storage);
 
-  ProcessResult result;
-  pid_t pid = -1;   // the child, or with `supervised` the supervisor
-  LaunchId launch;  // with `supervised`: the child
-  Fd report;        // with `supervised`: what the supervisor tells us
   if (spec.supervised) {
     Fd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     Pipe report_pipe = make_pipe();
     SupervisorPlan plan;
-    plan.program = program->c_str();
+    plan.program = program.c_str();
     plan.argv = argv.data();
     plan.envp = envp.data();
     plan.stdin_fd = null_in.get();
-    plan.stdout_fd = file.get() >= 0 ? file.get() : out_pipe.write.get();
-    plan.stderr_fd = file.get() >= 0 ? file.get() : err_pipe.write.get();
+    plan.stdout_fd = file.get() >= 0 ? file.get() : c.out_pipe.write.get();
+    plan.stderr_fd = file.get() >= 0 ? file.get() : c.err_pipe.write.get();
     plan.report_fd = report_pipe.write.get();
     plan.parent = ::getpid();
     plan.grace_s = spec.grace_s;
-    pid = ::fork();
-    if (pid < 0) throw_runtime("cannot start {}: {}", program->string(), std::strerror(errno));
-    if (pid == 0) supervise(plan);
+    c.pid = ::fork();
+    if (c.pid < 0) throw_runtime("cannot start {}: {}", program.string(), std::strerror(errno));
+    if (c.pid == 0) supervise(plan);
     report_pipe.write.reset();
-    report = std::move(report_pipe.read);
+    c.report = std::move(report_pipe.read);
     Started started;
-    if (!read_all(report.get(), &started, sizeof started) || started.exec_errno != 0) {
+    if (!read_all(c.report.get(), &started, sizeof started) || started.exec_errno != 0) {
       int status = 0;
-      ::waitpid(pid, &status, 0);
-      throw_runtime("cannot run {}: {}", program->string(),
+      ::waitpid(c.pid, &status, 0);
+      throw_runtime("cannot run {}: {}", program.string(),
                     std::strerror(started.exec_errno ? started.exec_errno : ECHILD));
     }
-    launch = LaunchId{started.pid, started.start_ticks, boot_id()};
+    c.launch = LaunchId{started.pid, started.start_ticks, boot_id()};
   } else {
-    const int rc = ::posix_spawn(&pid, program->c_str(), &actions, &attr, argv.data(), envp.data());
-    if (rc != 0) throw_runtime("cannot run {}: {}", program->string(), std::strerror(rc));
+    const int rc =
+        ::posix_spawn(&c.pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+    if (rc != 0) throw_runtime("cannot run {}: {}", program.string(), std::strerror(rc));
   }
-  out_pipe.write.reset();
-  err_pipe.write.reset();
+  c.out_pipe.write.reset();
+  c.err_pipe.write.reset();
   file.reset();
-  if (spec.supervised && spec.on_start) spec.on_start(launch);
+  return c;
+}
 
+// Drains the child's output until it ends, and stops it (SIGTERM, then SIGKILL after the grace
+// time) when it runs past the timeout; what it wrote and how it ended go into `result`.
+void wait_for(Child& child, const ProcessSpec& spec, ProcessResult& result) {
   const auto start = Clock::now();
   bool term_sent = false;
   Clock::time_point term_time{};
-  auto kill_child = [&](int sig) {
-    if (spec.supervised)
-      signal_session(launch.pid, launch.start_ticks, sig);
-    else if (spec.new_process_group)
-      ::kill(-pid, sig);
-    else
-      ::kill(pid, sig);
-  };
-  // Whether the child ended, with its wait status in `status`.
-  auto ended = [&](int& status) {
-    if (!spec.supervised) return ::waitpid(pid, &status, WNOHANG) == pid;
-    pollfd p{report.get(), POLLIN, 0};
-    if (::poll(&p, 1, 0) <= 0) return false;
-    int child_status = 0;
-    const bool reported = read_all(report.get(), &child_status, sizeof child_status);
-    int supervisor_status = 0;
-    while (::waitpid(pid, &supervisor_status, 0) < 0 && errno == EINTR) {
-    }
-    // A supervisor killed before it could report: its child was told to stop (PDEATHSIG).
-    status = reported ? child_status : supervisor_status;
-    return true;
-  };
-
   // Drain both pipes (a child blocked on a full pipe would never exit) and watch the clock.
   int status = 0;
   bool exited = false;
   while (!exited) {
     std::vector<pollfd> fds;
-    if (out_pipe.read.get() >= 0) fds.push_back({out_pipe.read.get(), POLLIN, 0});
-    if (err_pipe.read.get() >= 0) fds.push_back({err_pipe.read.get(), POLLIN, 0});
+    if (child.out_pipe.read.get() >= 0) fds.push_back({child.out_pipe.read.get(), POLLIN, 0});
+    if (child.err_pipe.read.get() >= 0) fds.push_back({child.err_pipe.read.get(), POLLIN, 0});
     if (!fds.empty()) {
       ::poll(fds.data(), fds.size(), 50);
       for (const auto& p : fds) {
         if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
         char buffer[65536];
         const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
-        auto& target = p.fd == out_pipe.read.get() ? result.out : result.err;
+        auto& target = p.fd == child.out_pipe.read.get() ? result.out : result.err;
         if (n > 0) {
           target.append(buffer, static_cast<std::size_t>(n));
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-          (p.fd == out_pipe.read.get() ? out_pipe.read : err_pipe.read).reset();
+          (p.fd == child.out_pipe.read.get() ? child.out_pipe.read : child.err_pipe.read).reset();
         }
       }
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (ended(status)) {
+    if (child.ended(status)) {
       exited = true;
       break;
     }
@@ -541,21 +554,22 @@ ProcessResult run_process(const ProcessSpec& spec) {
       result.timed_out = true;
       term_sent = true;
       term_time = Clock::now();
-      kill_child(SIGTERM);
+      child.signal(SIGTERM);
     }
     if (term_sent &&
         std::chrono::duration<double>(Clock::now() - term_time).count() > spec.grace_s) {
-      kill_child(SIGKILL);
+      child.signal(SIGKILL);
     }
   }
   // Whatever the child wrote just before exiting (its descendants may still hold the pipes:
   // read only what is already there).
-  for (auto* fd : {&out_pipe.read, &err_pipe.read}) {
+  for (auto* fd : {&child.out_pipe.read, &child.err_pipe.read}) {
     if (fd->get() < 0) continue;
     ::fcntl(fd->get(), F_SETFL, O_NONBLOCK);
     char buffer[65536];
     for (ssize_t n; (n = ::read(fd->get(), buffer, sizeof buffer)) > 0;) {
-      (fd == &out_pipe.read ? result.out : result.err).append(buffer, static_cast<std::size_t>(n));
+      (fd == &child.out_pipe.read ? result.out : result.err)
+          .append(buffer, static_cast<std::size_t>(n));
     }
   }
   if (WIFEXITED(status)) {
@@ -563,6 +577,21 @@ ProcessResult run_process(const ProcessSpec& spec) {
   } else if (WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
   }
+}
+
+}  // namespace
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  if (spec.argv.empty()) throw_runtime("internal error: empty command");
+  const auto program = find_program(spec.argv[0]);
+  if (!program) {
+    throw_runtime("cannot run '{}': not found on PATH ({})", spec.argv[0],
+                  std::getenv("PATH") ? std::getenv("PATH") : "unset");
+  }
+  Child child = start_child(spec, *program);
+  if (spec.supervised && spec.on_start) spec.on_start(child.launch);
+  ProcessResult result;
+  wait_for(child, spec, result);
   return result;
 }
 
