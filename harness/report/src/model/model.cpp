@@ -51,9 +51,9 @@ std::string Config::value(Dim dim) const {
     case Dim::kRanks:
       return count_text(nranks);
     case Dim::kMode:
-      return mode;
+      return std::string(collbench::name(mode));
     case Dim::kBuffers:
-      return buffers;
+      return std::string(collbench::name(buffers));
   }
   return "";
 }
@@ -189,7 +189,13 @@ using ConfigKey =
     std::tuple<std::string, std::string, std::string, int, int, std::string, std::string>;
 
 ConfigKey key_of(const Config& c) {
-  return {c.variant, c.partition, c.backend, c.nodes, c.nranks, c.mode, c.buffers};
+  return {c.variant,
+          c.partition,
+          c.backend,
+          c.nodes,
+          c.nranks,
+          std::string(name(c.mode)),
+          std::string(name(c.buffers))};
 }
 
 }  // namespace
@@ -207,7 +213,7 @@ std::string describe(const Config& c, const std::vector<Dim>& varying) {
         if (!nodes) parts.push_back(ranks_text(c.nranks));
         break;
       case Dim::kBuffers:
-        parts.push_back("buffers " + c.buffers);
+        parts.push_back("buffers " + c.value(Dim::kBuffers));
         break;
       default:
         parts.push_back(c.value(d).empty() ? "(none)" : c.value(d));
@@ -332,8 +338,8 @@ Config config_of(const ResultSet& set, const ReadRow& r) {
     if (slurm && slurm->partition) c.partition = *slurm->partition;
   }
   c.backend = r.backend.str();
-  c.mode = name(r.mode);
-  c.buffers = name(measured_point(r).buffers);
+  c.mode = r.mode;
+  c.buffers = measured_point(r).buffers;
   c.nodes = parse_int_label(r.labels.find("nodes"), r.nodes);
   c.nranks = r.nranks;
   return c;

@@ -44,14 +44,14 @@ struct Config {
   std::string variant;    ///< label "variant", else the results file's name without .jsonl
   std::string partition;  ///< label "partition", else the context's slurm.partition, else ""
   std::string backend;
-  std::string mode;           ///< batch, blocking or graph
+  MeasureMode mode = MeasureMode::kBatch;
   int nodes = 0;              ///< label "nodes", else the row's node count (kNotStated: unknown)
   int nranks = 0;             ///< kNotStated when the (imported) rows do not state it
   std::vector<Name> run_ids;  ///< the runs (repeats) it was measured in, in input order
   std::string name;           ///< display name: the dimensions that differ between configurations
-  /// rotate or fixed (--buffers): cold and warm caches are different measurements. Rows that do
-  /// not say are rotate: collbench rotated before the option existed.
-  std::string buffers;
+  /// --buffers: cold and warm caches are different measurements. Rows that do not say rotated
+  /// (collbench rotated before the option existed; measured_point()).
+  BufferPolicy buffers = BufferPolicy::kRotate;
 
   std::string value(Dim dim) const;
 };
