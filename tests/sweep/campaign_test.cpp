@@ -172,6 +172,10 @@ TEST(Campaign, EveryRequestFieldIsAKey) {
                                       "--backend", "mpi"}));
   EXPECT_EQ(c.collbench_args(c.variants[1]),
             (std::vector<std::string>{"all_reduce", "--precision", "0.005", "--backend", "mpi"}));
+  const auto labelled = parse(kMinimal + "labels: site=lab,rack=r7\n");
+  EXPECT_EQ(
+      labelled.collbench_args(labelled.variants[0]),
+      (std::vector<std::string>{"all_reduce", "--backend", "nccl", "--label", "rack=r7,site=lab"}));
   const std::string bad = error_of(kMinimal + "precision: lots\n");
   EXPECT_EQ(bad.rfind("c.yaml:4:12: ", 0), 0u) << bad;
   EXPECT_NE(bad.find("'precision' is not a value collbench takes: --precision lots: expected"),

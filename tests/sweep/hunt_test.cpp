@@ -91,6 +91,9 @@ TEST(HuntCli, OptionsReachTheSettings) {
   EXPECT_EQ(more.hunt.request.check, 0);
   EXPECT_EQ(more.hunt.request.step_bytes, 8192u);
   EXPECT_FALSE(more.hunt.request.step_factor) << "a step given replaces the hunt's factor";
+  const auto labelled = hunt({"--nodes", "4", "-o", "d", "--label", "site=lab"});
+  EXPECT_EQ(labelled.hunt.request.labels, (std::map<std::string, std::string>{{"site", "lab"}}))
+      << "a field added to the request after the hunt was written";
 }
 
 TEST(HuntCli, CollbenchOptionsTheHuntNamesItselfStayTheHunts) {

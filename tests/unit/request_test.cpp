@@ -19,21 +19,23 @@ namespace {
 
 // Every field set, to a value none of collbench's defaults has.
 MeasureRequest full_request() {
-  return MeasureRequest{.tests = {"all_reduce", "all_gather"},
-                        .min_bytes = 4096,
-                        .max_bytes = 64 << 20,  // above collbench's default -b
-                        .step_factor = 4,
-                        .step_bytes = std::nullopt,
-                        .dtypes = AllOr<DType>{false, {DType::kHalf, DType::kInt32}},
-                        .ops = AllOr<ReduceOp>{false, {ReduceOp::kMax}},
-                        .check = 2,
-                        .iters = 7,
-                        .warmup = 3,
-                        .timeout_s = 12.5,
-                        .precision = 0.05,
-                        .max_time_s = 3,
-                        .backend = "mpi",
-                        .extra_args = {"--pairs", "all"}};
+  return MeasureRequest{
+      .tests = {"all_reduce", "all_gather"},
+      .min_bytes = 4096,
+      .max_bytes = 64 << 20,  // above collbench's default -b
+      .step_factor = 4,
+      .step_bytes = std::nullopt,
+      .dtypes = AllOr<DType>{false, {DType::kHalf, DType::kInt32}},
+      .ops = AllOr<ReduceOp>{false, {ReduceOp::kMax}},
+      .check = 2,
+      .iters = 7,
+      .warmup = 3,
+      .timeout_s = 12.5,
+      .precision = 0.05,
+      .max_time_s = 3,
+      .backend = "mpi",
+      .labels = std::map<std::string, std::string>{{"variant", "a"}, {"site", "lab"}},
+      .extra_args = {"--pairs", "all"}};
 }
 
 // Reads to_argv()'s words back through set_from_text(), the way the hunt reads its options.
@@ -77,6 +79,8 @@ TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
                                                                "3",
                                                                "--backend",
                                                                "mpi",
+                                                               "--label",
+                                                               "site=lab,variant=a",
                                                                "--pairs",
                                                                "all"}));
   MeasureRequest all;
@@ -178,6 +182,7 @@ TEST(MeasureRequest, CollbenchParsesWhatToArgvWrites) {
   EXPECT_DOUBLE_EQ(*o.precision, *r.precision);
   EXPECT_DOUBLE_EQ(o.max_time_s, *r.max_time_s);
   EXPECT_EQ(o.backend, *r.backend);
+  EXPECT_EQ(o.request.labels, r.labels) << "a field without an option of collbench's own";
 }
 
 // Whether any option collbench compares between ranks differs between `a` and `b`.

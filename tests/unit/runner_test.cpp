@@ -167,6 +167,21 @@ TEST(Runner, RowsRecordTheAlgorithmTheLibraryReports) {
   for (const auto& row : plain.reporter.rows) EXPECT_FALSE(row.algorithm.has_value());
 }
 
+// --label: a run measured by hand names its variant; every row carries the labels (the context
+// does too: context_builder, checked end to end in the golden test's command lines).
+TEST(Runner, EveryRowCarriesTheRequestsLabels) {
+  Options o = small_options({"all_reduce", "bw"});
+  o.request.labels = std::map<std::string, std::string>{{"variant", "by-hand"}, {"site", "lab"}};
+  const JobResult r = run_job(2, o);
+  ASSERT_FALSE(r.reporter.rows.empty());
+  for (const auto& row : r.reporter.rows) {
+    ASSERT_NE(row.labels.find("variant"), nullptr);
+    EXPECT_EQ(*row.labels.find("variant"), "by-hand");
+    EXPECT_EQ(*row.labels.find("site"), "lab");
+  }
+  EXPECT_TRUE(run_job(2, small_options({"all_reduce"})).reporter.rows.front().labels.empty());
+}
+
 TEST(Runner, CorruptedOutputIsCountedAndLocated) {
   Options o = small_options({"all_reduce"});
   o.min_bytes = o.max_bytes = 1024;

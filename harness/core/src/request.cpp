@@ -113,6 +113,21 @@ void parse_into(std::optional<std::string>& out, RequestText, std::string_view f
   out = std::string(text);
 }
 
+void parse_into(std::optional<std::map<std::string, std::string>>& out, RequestText,
+                std::string_view flag, std::string_view text) {
+  const auto refuse_labels = [&] {
+    refuse(flag, text, "KEY=VALUE labels, comma-separated, each key once, e.g. variant=efa-on");
+  };
+  if (text.empty()) refuse_labels();
+  std::map<std::string, std::string> labels;
+  for (const std::string& item : split(text, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) refuse_labels();
+    if (!labels.emplace(item.substr(0, eq), item.substr(eq + 1)).second) refuse_labels();
+  }
+  out = std::move(labels);
+}
+
 }  // namespace
 
 std::string request_text(std::uint64_t value) { return std::to_string(value); }
@@ -122,6 +137,18 @@ std::string request_text(double value) { return fmt::format("{}", value); }
 std::string request_text(const AllOr<DType>& value) { return names_text(value); }
 std::string request_text(const AllOr<ReduceOp>& value) { return names_text(value); }
 std::string request_text(const std::string& value) { return value; }
+std::string request_text(const std::map<std::string, std::string>& value) {
+  std::vector<std::string> items;
+  for (const auto& [key, text] : value) items.push_back(key + "=" + text);
+  return fmt::format("{}", fmt::join(items, ","));
+}
+
+Labels request_labels(const MeasureRequest& request) {
+  if (!request.labels) return {};
+  std::vector<Label> labels;
+  for (const auto& [key, value] : *request.labels) labels.push_back({Name(key), Name(value)});
+  return Labels(std::move(labels));
+}
 
 MeasureRequest merged(const MeasureRequest& base, const MeasureRequest& over) {
   MeasureRequest m = base;

@@ -17,6 +17,7 @@
 #include "collbench/cli_values.h"
 #include "collbench/error.h"
 #include "collbench/files.h"
+#include "collbench/request_cli.h"
 #include "collbench/sizes.h"
 #include "collbench/system.h"
 #include "collbench/text.h"
@@ -432,6 +433,7 @@ struct GivenText {
   std::string min_bytes, max_bytes, factor, step, dtypes, ops, timeout, pairs, min_busbw;
   std::string precision, max_time;
   std::string buffers, split;
+  RequestTexts request;  ///< the request's fields collbench has no option of its own for
 };
 
 // Every option on `app`: texts into `given`, values CLI11 can read into `o`, the integer flags
@@ -485,6 +487,10 @@ void add_options(CLI::App& app, GivenText& given, Options& o, std::vector<Intege
                  "rounds), sample:K (K rounds of random node pairs), or nccl-tests "
                  "(NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK)");
   app.add_flag("-q,--quiet", o.quiet, "No table on stdout (results only in --jsonl)");
+  // Every field of the request that none of the options above reads: a field added to
+  // MeasureRequest is an option of collbench with no edit here.
+  add_request_options(app, given.request, "Options",
+                      [](std::string_view help, std::string_view) { return std::string(help); });
 }
 
 // The test list: canonical names, `all` expanded.
@@ -706,6 +712,7 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   // value takes the next option as its value.
   refuse_missing_values(app, "collbench");
 
+  read_request_texts(given.request, o.request);
   read_tests(given, specs, o);
   read_sizes(given, o);
   read_counts(app, given, integers, o);

@@ -68,6 +68,7 @@ OptionsRecord options_record(const Options& o, const BackendArgs& backend_args) 
     r.gpus_per_thread = o.gpus_per_thread;
   }
   r.backend = backend_args.values();
+  if (o.request != MeasureRequest{}) r.request = o.request;
   return r;
 }
 
@@ -160,6 +161,7 @@ RunContext build_context(const Options& options, const BackendArgs& backend_args
   c.start_time = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
   c.command_line = options.argv;
   c.options = options_record(options, backend_args);
+  c.labels = request_labels(options.request);
   c.backend = {info.name, info.library, info.memory, info.stream_ordered, info.facts};
   // The bootstrap's runtime is the MPI library when launched by mpirun/srun (also for the NCCL
   // backend, whose MPI only bootstraps).

@@ -146,6 +146,7 @@ struct Runner::Impl {
   Watchdog* watchdog;
   const Name run_id;
   const Name backend_name;
+  const Labels labels;  ///< --label: on every row
   Device& device;
   const int rank;
   const int nranks;
@@ -188,6 +189,7 @@ struct Runner::Impl {
         watchdog(w),
         run_id(id),
         backend_name(b.info().name),
+        labels(request_labels(options.request)),
         device(b.device()),
         rank(bootstrap.rank()),
         nranks(bootstrap.size()),
@@ -508,6 +510,7 @@ struct Runner::Impl {
     if (o.agg_iters > 1) row.ops_per_iteration = o.agg_iters;
     if (o.misalign > 0) row.misalign = o.misalign;
     row.buffers = o.buffers;
+    row.labels = labels;
     return row;
   }
 

@@ -16,6 +16,7 @@
 #include "collbench/cli_values.h"
 #include "collbench/error.h"
 #include "collbench/request.h"
+#include "collbench/request_cli.h"
 #include "collbench/sweep/did_you_mean.h"
 #include "collbench/system.h"
 #include "collbench/text.h"
@@ -58,7 +59,7 @@ struct Given {
   double lock_timeout_s = 600;
   std::string hunt_tests = "all_reduce", hunt_split = "pairs", hunt_threshold = "25%";
   /// The hunt's collbench options as given, by the flag MeasureRequest writes them with.
-  std::map<std::string, std::string, std::less<>> hunt_request;
+  RequestTexts hunt_request;
 };
 
 // An unknown first word is a mistyped subcommand: say so (CLI11 would call it missing).
@@ -173,31 +174,6 @@ void add_process_facts(SweepSettings& settings) {
   settings.tty = ::isatty(::fileno(stdout)) == 1;
 }
 
-// collbench's request options (collbench/request.h) as the hunt takes them, spelled as collbench
-// spells them; the hunt's own options keep their names (-o is its output, --timeout its wait),
-// and the collbench options those names would hide are left out. Defaults: the hunt's request.
-void add_request_options(CLI::App& app, std::map<std::string, std::string, std::less<>>& texts,
-                         MeasureRequest defaults) {
-  defaults.tests.clear();
-  const std::string group =
-      fmt::format("collbench options (the hunt's defaults: {})", fmt::join(to_argv(defaults), " "));
-  std::apply(
-      [&](const auto&... field) {
-        const auto add = [&](const auto& f) {
-          std::vector<std::string> free;
-          for (const auto& name : split(f.names, ',')) {
-            if (!app.get_option_no_throw(name)) free.push_back(name);
-          }
-          if (free.size() != split(f.names, ',').size()) return;
-          app.add_option(std::string(f.names), texts[std::string(f.flag())],
-                         fmt::format("collbench {}: {}", f.flag(), f.help))
-              ->group(group);
-        };
-        (add(field), ...);
-      },
-      MeasureRequest::fields());
-}
-
 // hunt: one allocation, a tournament, the suspects retested (collbench/sweep/hunt.h).
 void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
   auto* h = app.add_subcommand(
@@ -233,7 +209,16 @@ void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
                 "the job script (default: slurm/collbench-hunt.sbatch of this checkout)");
   h->add_option("-o,--output", s.output, "Directory to write (new or empty)")->required();
   h->add_flag("--inside", s.inside, "Run the steps (inside the job the hunt submits)")->group("");
-  add_request_options(*h, given.hunt_request, s.request);
+  // collbench's request options, spelled as collbench spells them; -o (the hunt's output) and
+  // --timeout (its wait) stay the hunt's.
+  MeasureRequest defaults = s.request;
+  defaults.tests.clear();
+  add_request_options(
+      *h, given.hunt_request,
+      fmt::format("collbench options (the hunt's defaults: {})", fmt::join(to_argv(defaults), " ")),
+      [](std::string_view help, std::string_view flag) {
+        return fmt::format("collbench {}: {}", flag, help);
+      });
 }
 
 // A percentage ("25%") or a fraction below 1 ("0.25").
@@ -257,15 +242,9 @@ void finish_hunt(SweepCommand& c, const Given& given, const CampaignRules& rules
   HuntSettings& s = c.hunt;
   s.request.tests = split(given.hunt_tests, ',');
   s.splits = split(given.hunt_split, ',');
-  for (const auto& [flag, text] : given.hunt_request) {
-    if (!text.empty()) set_from_text(s.request, flag, text);
-  }
+  read_request_texts(given.hunt_request, s.request);
   // The hunt's sizes grow by a factor unless a step is given: collbench takes one of the two.
-  const auto given_text = [&](std::string_view flag) {
-    const auto it = given.hunt_request.find(flag);
-    return it != given.hunt_request.end() && !it->second.empty();
-  };
-  if (given_text("-i") && !given_text("-f")) {
+  if (collbench::given(given.hunt_request, "-i") && !collbench::given(given.hunt_request, "-f")) {
     s.request.step_factor.reset();
   }
   for (const auto& [what, list] :

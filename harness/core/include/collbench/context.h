@@ -18,6 +18,7 @@
 #include "collbench/effective_setting.h"
 #include "collbench/name.h"
 #include "collbench/record.h"
+#include "collbench/request.h"
 #include "collbench/result.h"
 #include "collbench/types.h"
 
@@ -102,6 +103,9 @@ struct OptionsRecord {
   std::optional<int> threads_per_process;
   std::optional<int> gpus_per_thread;
   std::map<std::string, OptionValue> backend;  ///< e.g. register_buffers, require_net
+  /// The fields of MeasureRequest given that collbench has no option of its own for (absent when
+  /// none was): a field added to the request is recorded here by its JSON name.
+  std::optional<MeasureRequest> request;
 
   static constexpr auto fields() {
     using O = OptionsRecord;
@@ -131,6 +135,7 @@ struct OptionsRecord {
         Field{"threads_per_process", &O::threads_per_process, Presence::kOmittedWhenEmpty},
         Field{"gpus_per_thread", &O::gpus_per_thread, Presence::kOmittedWhenEmpty},
         Field{"backend", &O::backend, Presence::kInline},
+        Field{"request", &O::request, Presence::kOmittedWhenEmpty},
     };
   }
 };

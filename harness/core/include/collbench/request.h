@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "collbench/record.h"
 #include "collbench/types.h"
 
 namespace collbench {
@@ -25,6 +27,7 @@ enum class RequestText {
   kFraction,  ///< "5%" or 0.05, written as the fraction
   kNames,     ///< canonical names (dtypes, reductions), comma-separated, or "all"
   kText,      ///< a word passed as it is
+  kLabels,    ///< KEY=VALUE pairs, comma-separated
 };
 
 struct MeasureRequest;
@@ -36,10 +39,18 @@ struct AllOr {
   bool all = false;
   std::vector<T> items;  ///< empty when `all`
   bool operator==(const AllOr&) const = default;
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"all", &AllOr::all}, Field{"items", &AllOr::items}};
+  }
 };
 
+/// One field of the request. Its `name`, `member` and `presence` make MeasureRequest a record
+/// (collbench/record.h): its JSON, the ranks' agreement and the run context come from the same
+/// list.
 template <typename T>
 struct RequestField {
+  std::string_view name;   ///< the JSON member (in the run context's options.request)
   std::string_view key;    ///< the campaign file's key (under sizes: for the sizes group)
   std::string_view names;  ///< collbench's option, short then long: "-b,--minbytes"
   std::optional<T> MeasureRequest::*member;
@@ -48,6 +59,10 @@ struct RequestField {
   /// Fields a variant replaces together: a variant's sizes replace the whole sequence, not its
   /// minimum alone. Empty: the field stands alone.
   std::string_view group = {};
+
+  static constexpr Presence presence = Presence::kOmittedWhenEmpty;
+  using owner_type = MeasureRequest;
+  using value_type = std::optional<T>;
 
   /// The name to_argv() writes: the first of `names`.
   constexpr std::string_view flag() const { return names.substr(0, names.find(',')); }
@@ -65,6 +80,10 @@ struct MeasureRequest {
   std::optional<double> precision;  ///< relative half-width of the 95% interval (0.05: 5%)
   std::optional<double> max_time_s;
   std::optional<std::string> backend;
+  /// Labels of the run's records (its context and every row), as collbench-sweep's collect adds
+  /// them: a run measured by hand can name its variant (variant=efa-on) or anything else the
+  /// report groups and compares by. Labels collect adds win over these.
+  std::optional<std::map<std::string, std::string>> labels;
   /// Further collbench arguments, passed as given after everything above (a campaign's args:).
   std::vector<std::string> extra_args;
 
@@ -72,31 +91,36 @@ struct MeasureRequest {
     using R = MeasureRequest;
     using K = RequestText;
     return std::tuple{
-        RequestField<std::uint64_t>{"min", "-b,--minbytes", &R::min_bytes, K::kBytes,
+        RequestField<std::uint64_t>{"min_bytes", "min", "-b,--minbytes", &R::min_bytes, K::kBytes,
                                     "Smallest size", "sizes"},
-        RequestField<std::uint64_t>{"max", "-e,--maxbytes", &R::max_bytes, K::kBytes,
+        RequestField<std::uint64_t>{"max_bytes", "max", "-e,--maxbytes", &R::max_bytes, K::kBytes,
                                     "Largest size", "sizes"},
-        RequestField<std::uint64_t>{"factor", "-f,--stepfactor", &R::step_factor, K::kCount,
-                                    "Multiply the size by this factor (>= 2)", "sizes"},
-        RequestField<std::uint64_t>{"step", "-i,--stepbytes", &R::step_bytes, K::kBytes,
-                                    "Or add this many bytes per step", "sizes"},
-        RequestField<AllOr<DType>>{"dtypes", "-d,--datatype", &R::dtypes, K::kNames,
+        RequestField<std::uint64_t>{"step_factor", "factor", "-f,--stepfactor", &R::step_factor,
+                                    K::kCount, "Multiply the size by this factor (>= 2)", "sizes"},
+        RequestField<std::uint64_t>{"step_bytes", "step", "-i,--stepbytes", &R::step_bytes,
+                                    K::kBytes, "Or add this many bytes per step", "sizes"},
+        RequestField<AllOr<DType>>{"dtypes", "dtypes", "-d,--datatype", &R::dtypes, K::kNames,
                                    "Element type(s), comma-separated, or all"},
-        RequestField<AllOr<ReduceOp>>{"ops", "-o,--op", &R::ops, K::kNames,
+        RequestField<AllOr<ReduceOp>>{"ops", "ops", "-o,--op", &R::ops, K::kNames,
                                       "Reduction(s), comma-separated, or all"},
-        RequestField<int>{"check", "-c,--check", &R::check, K::kCount,
+        RequestField<int>{"check", "check", "-c,--check", &R::check, K::kCount,
                           "Verification rounds per size (0: off)"},
-        RequestField<int>{"iters", "-n,--iters", &R::iters, K::kCount, "Timed iterations per size"},
-        RequestField<int>{"warmup", "-w,--warmup_iters", &R::warmup, K::kCount,
+        RequestField<int>{"iters", "iters", "-n,--iters", &R::iters, K::kCount,
+                          "Timed iterations per size"},
+        RequestField<int>{"warmup", "warmup", "-w,--warmup_iters", &R::warmup, K::kCount,
                           "Warm-up iterations per size"},
-        RequestField<double>{"timeout", "--timeout,-T", &R::timeout_s, K::kSeconds,
+        RequestField<double>{"timeout_s", "timeout", "--timeout,-T", &R::timeout_s, K::kSeconds,
                              "Seconds an operation may take before the run is aborted"},
-        RequestField<double>{"precision", "--precision", &R::precision, K::kFraction,
+        RequestField<double>{"precision", "precision", "--precision", &R::precision, K::kFraction,
                              "Measure each size to this precision (e.g. 5%) instead of -n"},
-        RequestField<double>{"max_time", "--max-time", &R::max_time_s, K::kSeconds,
+        RequestField<double>{"max_time_s", "max_time", "--max-time", &R::max_time_s, K::kSeconds,
                              "With --precision: seconds a size may take"},
-        RequestField<std::string>{"backend", "--backend", &R::backend, K::kText,
+        RequestField<std::string>{"backend", "backend", "--backend", &R::backend, K::kText,
                                   "collbench's backend"},
+        RequestField<std::map<std::string, std::string>>{
+            "labels", "labels", "--label", &R::labels, K::kLabels,
+            "Labels of the run's records, KEY=VALUE, comma-separated (variant=NAME names a "
+            "variant in the report)"},
     };
   }
 
@@ -119,6 +143,10 @@ std::string request_text(double value);
 std::string request_text(const AllOr<DType>& value);
 std::string request_text(const AllOr<ReduceOp>& value);
 std::string request_text(const std::string& value);
+std::string request_text(const std::map<std::string, std::string>& value);
+
+/// The labels the request gives the run's records (--label), interned; empty when none.
+Labels request_labels(const MeasureRequest& request);
 
 /// Sets the field one of whose names is `flag` from `text` as a command line gives it ("1M", "5%",
 /// "float,half"). Returns false when no field has that flag; throws Error(kUsage) naming the flag

@@ -12,6 +12,7 @@
 #include "collbench/backend.h"
 #include "collbench/collective.h"
 #include "collbench/record.h"
+#include "collbench/request.h"
 #include "collbench/result.h"
 #include "collbench/split.h"
 #include "collbench/types.h"
@@ -86,6 +87,12 @@ struct Options {
   /// "nccl-tests MOD 8" (nccl-tests' rule comes from each rank's environment).
   std::string split_text;
   std::uint32_t seed = 1;
+  /// The fields of MeasureRequest (collbench/request.h) that collbench has no option of its own
+  /// for, as given: a field added to the request lands here from the command line, is compared
+  /// between ranks and is recorded in the run context (options.request) with no other edit.
+  /// The request's older fields (sizes, types, counts) are read by collbench's own options into
+  /// the members above, with nccl-tests' spellings and messages.
+  MeasureRequest request;
   bool quiet = false;             ///< no table on stdout (JSONL only)
   std::vector<std::string> argv;  ///< the command line as given, for the run context
 
@@ -134,7 +141,8 @@ struct Options {
                       Field{"-q", &O::quiet},
                       Field{"--precision", &O::precision},
                       Field{"--max-time", &O::max_time_s},
-                      Field{"--split", &O::split_text}};
+                      Field{"--split", &O::split_text},
+                      Field{"the request", &O::request}};
   }
 };
 
