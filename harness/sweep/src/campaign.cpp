@@ -594,37 +594,34 @@ class Reader {
     }
   }
 
+  // dtypes or ops: names_list() of the names `parse` knows (in their canonical spelling), typed.
+  template <typename T, typename Parse>
+  AllOr<T> typed_list(const YAML::Node& v, const SourceMark& km, const std::string& what,
+                      const std::string& example, const char* one, Parse parse,
+                      const std::string& accepted) const {
+    const auto names = name_list(
+        v, km, what, example,
+        [&](const std::string& word) -> std::optional<std::string> {
+          const auto value = parse(word);
+          if (!value) return std::nullopt;
+          return std::string(name(*value));
+        },
+        [&](const std::string& word, const SourceMark& at) {
+          fail(at, "unknown {} '{}'; use one of: {} (or all)", one, shown(word), accepted);
+        });
+    return typed_names<T>(names, parse);
+  }
+
   // A key of what to measure, set at the top of the campaign or in a variant.
   void measure_key(const std::string& key, const YAML::Node& v, const SourceMark& km,
                    MeasureRequest& o, SourceMark& args_mark) const {
     if (key == "sizes") {
       sizes(v, km, o);
     } else if (key == "dtypes") {
-      o.dtypes = typed_names<DType>(name_list(
-                                        v, km, "dtypes", "dtypes: [float, half]",
-                                        [](const std::string& d) -> std::optional<std::string> {
-                                          const auto t = parse_dtype(d);
-                                          if (!t) return std::nullopt;
-                                          return std::string(name(*t));
-                                        },
-                                        [&](const std::string& d, const SourceMark& at) {
-                                          fail(at, "unknown dtype '{}'; use one of: {} (or all)",
-                                               shown(d), dtype_names());
-                                        }),
-                                    parse_dtype);
+      o.dtypes = typed_list<DType>(v, km, "dtypes", "dtypes: [float, half]", "dtype", parse_dtype,
+                                   dtype_names());
     } else if (key == "ops") {
-      o.ops = typed_names<ReduceOp>(name_list(
-                                        v, km, "ops", "ops: [sum]",
-                                        [](const std::string& op) -> std::optional<std::string> {
-                                          const auto r = parse_op(op);
-                                          if (!r) return std::nullopt;
-                                          return std::string(name(*r));
-                                        },
-                                        [&](const std::string& op, const SourceMark& at) {
-                                          fail(at, "unknown op '{}'; use one of: {} (or all)",
-                                               shown(op), op_names());
-                                        }),
-                                    parse_op);
+      o.ops = typed_list<ReduceOp>(v, km, "ops", "ops: [sum]", "op", parse_op, op_names());
     } else if (key == "check") {
       o.check = integer(v, km, "check", 0, 1000000);
     } else if (key == "iters") {

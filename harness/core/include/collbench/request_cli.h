@@ -4,9 +4,9 @@
 // field added to the request is an option of both with no edit here or there.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <map>
 #include <string>
