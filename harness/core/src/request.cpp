@@ -16,11 +16,6 @@ namespace collbench {
 
 namespace {
 
-template <typename F>
-void for_each_field(F&& f) {
-  std::apply([&](const auto&... field) { (f(field), ...); }, MeasureRequest::fields());
-}
-
 // A whole number or a decimal, all of `text`; nullopt otherwise.
 template <typename T>
 std::optional<T> parse_number(std::string_view text) {
@@ -155,10 +150,10 @@ MeasureRequest merged(const MeasureRequest& base, const MeasureRequest& over) {
   if (!over.tests.empty()) m.tests = over.tests;
   // A group is replaced as a whole when `over` sets any of its fields.
   std::vector<std::string_view> groups_set;
-  for_each_field([&](const auto& f) {
+  for_each_field<MeasureRequest>([&](const auto& f) {
     if (!f.group.empty() && (over.*f.member).has_value()) groups_set.push_back(f.group);
   });
-  for_each_field([&](const auto& f) {
+  for_each_field<MeasureRequest>([&](const auto& f) {
     const bool group_set =
         !f.group.empty() && std::ranges::find(groups_set, f.group) != groups_set.end();
     if (group_set || (over.*f.member).has_value()) m.*f.member = over.*f.member;
@@ -170,7 +165,7 @@ MeasureRequest merged(const MeasureRequest& base, const MeasureRequest& over) {
 std::vector<std::string> to_argv(const MeasureRequest& request) {
   std::vector<std::string> argv;
   if (!request.tests.empty()) argv.push_back(fmt::format("{}", fmt::join(request.tests, ",")));
-  for_each_field([&](const auto& f) {
+  for_each_field<MeasureRequest>([&](const auto& f) {
     const auto& value = request.*f.member;
     if (!value) return;
     argv.emplace_back(f.flag());
@@ -182,7 +177,7 @@ std::vector<std::string> to_argv(const MeasureRequest& request) {
 
 bool set_from_text(MeasureRequest& request, std::string_view flag, std::string_view text) {
   bool found = false;
-  for_each_field([&](const auto& f) {
+  for_each_field<MeasureRequest>([&](const auto& f) {
     if (found || !names_include(f.names, flag)) return;
     found = true;
     parse_into(request.*f.member, f.text, flag, text);

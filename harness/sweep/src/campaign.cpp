@@ -43,14 +43,9 @@ constexpr long long kMaxFactor = 1 << 20;
 // decides whether jobs ask for GPUs).
 std::vector<std::string> request_keys() {
   std::vector<std::string> keys;
-  std::apply(
-      [&](const auto&... field) {
-        ((field.group.empty() && field.key != "backend" ? keys.emplace_back(field.key)
-                                                        : keys.emplace_back()),
-         ...);
-      },
-      MeasureRequest::fields());
-  std::erase(keys, std::string());
+  for_each_field<MeasureRequest>([&](const auto& field) {
+    if (field.group.empty() && field.key != "backend") keys.emplace_back(field.key);
+  });
   return keys;
 }
 
@@ -651,22 +646,16 @@ class Reader {
   // value ("precision: 2%" as --precision 2%): a new field is a campaign key with no edit here.
   void request_field(const std::string& key, const YAML::Node& v, const SourceMark& km,
                      MeasureRequest& o) const {
-    std::apply(
-        [&](const auto&... field) {
-          const auto read = [&](const auto& f) {
-            if (f.key != key) return;
-            if (!v.IsScalar())
-              fail(mark(v, km), "'{}' must be one value, not {}", key, describe(v));
-            refuse_nul(v, km, key);
-            try {
-              set_from_text(o, f.flag(), v.Scalar());
-            } catch (const Error& e) {
-              fail(mark(v, km), "'{}' is not a value collbench takes: {}", key, e.what());
-            }
-          };
-          (read(field), ...);
-        },
-        MeasureRequest::fields());
+    for_each_field<MeasureRequest>([&](const auto& f) {
+      if (f.key != key) return;
+      if (!v.IsScalar()) fail(mark(v, km), "'{}' must be one value, not {}", key, describe(v));
+      refuse_nul(v, km, key);
+      try {
+        set_from_text(o, f.flag(), v.Scalar());
+      } catch (const Error& e) {
+        fail(mark(v, km), "'{}' is not a value collbench takes: {}", key, e.what());
+      }
+    });
   }
 
   std::vector<Partition> partitions(const YAML::Node& v, const SourceMark& km) const {

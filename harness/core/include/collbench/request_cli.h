@@ -11,7 +11,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
 
 #include "collbench/request.h"
 #include "collbench/text.h"
@@ -26,18 +25,13 @@ using RequestTexts = std::map<std::string, std::string, std::less<>>;
 inline void add_request_options(
     CLI::App& app, RequestTexts& texts, const std::string& group,
     const std::function<std::string(std::string_view help, std::string_view flag)>& help) {
-  std::apply(
-      [&](const auto&... field) {
-        const auto add = [&](const auto& f) {
-          for (const auto& name : split(f.names, ',')) {
-            if (app.get_option_no_throw(name)) return;
-          }
-          app.add_option(std::string(f.names), texts[std::string(f.flag())], help(f.help, f.flag()))
-              ->group(group);
-        };
-        (add(field), ...);
-      },
-      MeasureRequest::fields());
+  for_each_field<MeasureRequest>([&](const auto& f) {
+    for (const auto& name : split(f.names, ',')) {
+      if (app.get_option_no_throw(name)) return;
+    }
+    app.add_option(std::string(f.names), texts[std::string(f.flag())], help(f.help, f.flag()))
+        ->group(group);
+  });
 }
 
 /// Sets `request`'s field from every text given (an empty text, refused by
