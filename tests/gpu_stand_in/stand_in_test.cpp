@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -121,6 +122,36 @@ bool idle_within(cudaStream_t stream, std::chrono::milliseconds limit) {
 
 // --- CUDA -----------------------------------------------------------------------------------
 
+/// Holds a stream at a host function until release() (or destruction): what is enqueued behind it
+/// has certainly not run yet, however the stream's worker and the test's thread are scheduled.
+class StreamHold {
+ public:
+  explicit StreamHold(cudaStream_t stream) {
+    auto* future = new std::shared_future<void>(released_.get_future().share());
+    const cudaError_t e = cudaLaunchHostFunc(
+        stream,
+        [](void* f) {
+          auto* held = static_cast<std::shared_future<void>*>(f);
+          held->wait();
+          delete held;
+        },
+        future);
+    if (e != cudaSuccess) delete future;
+    EXPECT_EQ(e, cudaSuccess);
+  }
+  StreamHold(const StreamHold&) = delete;
+  StreamHold& operator=(const StreamHold&) = delete;
+  ~StreamHold() { release(); }
+  void release() {
+    if (!released_already_) released_.set_value();
+    released_already_ = true;
+  }
+
+ private:
+  std::promise<void> released_;
+  bool released_already_ = false;
+};
+
 TEST(StandInCuda, HostCodeReadingDeviceMemoryCrashesWithTheAllocationNamed) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
@@ -144,10 +175,14 @@ TEST(StandInCuda, AHostBufferHoldsGarbageUntilTheStreamHasRunTheCopy) {
   unsigned char* device = nullptr;
   ASSERT_EQ(cudaMalloc(&device, n), cudaSuccess);
   std::vector<unsigned char> host(n, 7);
+  // The stream is held until the host has read, so the read comes before the copy however the
+  // threads are scheduled (the worker would otherwise often finish 64 KiB first).
+  StreamHold hold(stream);
   ASSERT_EQ(cudaMemsetAsync(device, 7, n, stream), cudaSuccess);
   ASSERT_EQ(cudaMemcpyAsync(host.data(), device, n, cudaMemcpyDeviceToHost, stream), cudaSuccess);
   // Read without waiting: not what the copy will bring (even though the buffer held it before).
   EXPECT_NE(std::count(host.begin(), host.end(), 7), static_cast<long>(n));
+  hold.release();
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   EXPECT_EQ(std::count(host.begin(), host.end(), 7), static_cast<long>(n));
   cudaFree(device);
@@ -161,11 +196,13 @@ TEST(StandInCuda, AnEventReadBeforeItsStreamReachedItIsNotReady) {
   cudaEvent_t before, after;
   ASSERT_EQ(cudaEventCreate(&before), cudaSuccess);
   ASSERT_EQ(cudaEventCreate(&after), cudaSuccess);
+  StreamHold hold(device->stream());
   ASSERT_EQ(cudaEventRecord(before, device->stream()), cudaSuccess);
   device->fill(buffer.data(), FillSpec{PatternKey{}, 0, count});
   ASSERT_EQ(cudaEventRecord(after, device->stream()), cudaSuccess);
   float ms = 0;
   EXPECT_EQ(cudaEventElapsedTime(&ms, before, after), cudaErrorNotReady);
+  hold.release();
   ASSERT_EQ(cudaEventSynchronize(after), cudaSuccess);
   ASSERT_EQ(cudaEventElapsedTime(&ms, before, after), cudaSuccess);
   EXPECT_GT(ms, 0.0f);  // the fill ran between the two records

@@ -612,6 +612,14 @@ cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t 
       false));
 }
 
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  if (!fn) return record(cudaErrorInvalidValue);
+  // Runs on the stream's worker when the stream reaches it, as CUDA runs it on a driver thread:
+  // the work behind it waits until it returns.
+  return record(
+      submit(stream, Work{"cudaLaunchHostFunc", [fn, userData] { fn(userData); }, nullptr}, false));
+}
+
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                             cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
