@@ -10,16 +10,11 @@
 #include <vector>
 
 #include "collbench/report/algorithm.h"
+#include "collbench/report/known_tests.h"  // generated from the results schema
 #include "collbench/report/results.h"
 #include "collbench/stats.h"
 
 namespace collbench::report {
-
-/// The tests collbench measures, in report order: the results schema's "test" values. A row
-/// naming any other test is a bad record.
-inline constexpr std::string_view kKnownTests[] = {
-    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-    "gather",     "scatter",    "sendrecv",       "latency",   "bw",     "bibw"};
 
 /// The position of `test` in kKnownTests; nullopt for any other name.
 std::optional<std::size_t> known_test(std::string_view test);
