@@ -121,12 +121,13 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
     }
     return ExitCode::kOk;
   }
-  const Options& options = parsed.options;
-  validate_for_world(options, bootstrap.size(), all_specs());
+  validate_for_world(parsed.options, bootstrap.size(), all_specs());
   std::vector<const CollectiveSpec*> tests;
-  for (const auto& test : options.tests) tests.push_back(find_spec(all_specs(), test));
+  for (const auto& test : parsed.options.tests) tests.push_back(find_spec(all_specs(), test));
 
-  const BackendDescriptor& chosen = chosen_backend(options);
+  const BackendDescriptor& chosen = chosen_backend(parsed.options);
+  // Resolved once, before anything reads it; nothing changes the options after this.
+  const Options options = with_backend_defaults(parsed.options, chosen);
   if (options.ranks_per_process() > 1 && !chosen.thread_ranks) {
     throw_usage(
         "-t {} -g {}: the {} backend runs one rank per process; launch {} processes per node "
@@ -134,9 +135,6 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
         options.threads_per_process, options.gpus_per_thread, chosen.name,
         options.ranks_per_process());
   }
-  // Resolved once, before anything reads it: the runner, the context and every row state the
-  // policy that ran, never "the default".
-  if (!parsed.options.buffers) parsed.options.buffers = chosen.buffers;
   const BackendArgs args = backend_args(options, chosen, backend_catalog());
 
   // The watchdog exists before the backend and outlives it, so that start-up (the

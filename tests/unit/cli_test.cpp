@@ -225,6 +225,13 @@ TEST(Cli, BufferPolicyIsRotateOrFixedAndEachBackendNamesItsDefault) {
   for (const BackendDescriptor* backend : backend_catalog()) {
     EXPECT_EQ(backend->buffers, BufferPolicy::kRotate) << backend->name;
   }
+  // Resolved once, from the backend that runs: its default where none was given, else as given.
+  BackendDescriptor fixed_by_default = ofi_backend_descriptor();
+  fixed_by_default.buffers = BufferPolicy::kFixed;
+  EXPECT_EQ(with_backend_defaults(parse({}).options, fixed_by_default).buffers,
+            BufferPolicy::kFixed);
+  EXPECT_EQ(with_backend_defaults(parse({"--buffers", "rotate"}).options, fixed_by_default).buffers,
+            BufferPolicy::kRotate);
 }
 
 TEST(Cli, BackendOptionsAreCheckedAgainstTheBackendThatRuns) {

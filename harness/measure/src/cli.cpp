@@ -420,6 +420,11 @@ BackendArgs backend_args(const Options& options, const BackendDescriptor& backen
   return BackendArgs(std::move(values));
 }
 
+Options with_backend_defaults(Options given, const BackendDescriptor& backend) {
+  if (!given.buffers) given.buffers = backend.buffers;
+  return given;
+}
+
 MeasureMode measurement_mode(const Options& options) {
   if (options.graph_launches > 0) return MeasureMode::kGraph;
   return options.blocking ? MeasureMode::kBlocking : MeasureMode::kBatch;

@@ -63,7 +63,7 @@ class ConsoleReporter final : public Reporter {
       print("#   rank {} on {}: device {} {} [{}]\n", rank.rank, rank.host, device.index,
             device.model, device.pci_bus_id.empty() ? "?" : device.pci_bus_id);
     }
-    const OptionsRecord& o = c.options;
+    const ResolvedRequest& o = c.options;
     aggregate_ = o.aggregate;
     print("# iterations {}, warm-up {}, check {}, mode {}{}\n", o.iters, o.warmup, o.check, o.mode,
           o.buffers ? fmt::format(", buffers {} ({})", name(*o.buffers),

@@ -39,8 +39,10 @@ struct RankFacts {
   }
 };
 
-OptionsRecord options_record(const Options& o, const BackendArgs& backend_args) {
-  OptionsRecord r;
+}  // namespace
+
+ResolvedRequest resolve_request(const Options& o, const BackendArgs& backend_args) {
+  ResolvedRequest r;
   r.tests = o.tests;
   r.min_bytes = o.min_bytes;
   r.max_bytes = o.max_bytes;
@@ -71,6 +73,8 @@ OptionsRecord options_record(const Options& o, const BackendArgs& backend_args) 
   if (o.request != MeasureRequest{}) r.request = o.request;
   return r;
 }
+
+namespace {
 
 /// Rank 0's environment differences on every other rank (a classic cause of "why is this node
 /// slow": one host with a different NCCL_ or FI_ setting).
@@ -160,7 +164,7 @@ RunContext build_context(const Options& options, const BackendArgs& backend_args
   c.collbench_version = collbench_version();
   c.start_time = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
   c.command_line = options.argv;
-  c.options = options_record(options, backend_args);
+  c.options = resolve_request(options, backend_args);
   c.labels = request_labels(options.request);
   c.backend = {info.name, info.library, info.memory, info.stream_ordered, info.facts};
   // The bootstrap's runtime is the MPI library when launched by mpirun/srun (also for the NCCL

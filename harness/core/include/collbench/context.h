@@ -74,9 +74,11 @@ struct HostRecord {
   }
 };
 
-/// What the run was asked to do: collbench's options as parsed, and the options of the backend
-/// that ran (under the names the backend declares them).
-struct OptionsRecord {
+/// What the run measured: its request resolved, once, before anything measured: every default
+/// collbench and the chosen backend decide filled in (the buffer policy, the backend's options
+/// under the names the backend declares them), so that nothing reads "the default". The run
+/// context records it as `options`.
+struct ResolvedRequest {
   std::vector<std::string> tests;
   std::uint64_t min_bytes = 0;
   std::uint64_t max_bytes = 0;
@@ -108,7 +110,7 @@ struct OptionsRecord {
   std::optional<MeasureRequest> request;
 
   static constexpr auto fields() {
-    using O = OptionsRecord;
+    using O = ResolvedRequest;
     return std::tuple{
         Field{"tests", &O::tests},
         Field{"min_bytes", &O::min_bytes},
@@ -179,7 +181,7 @@ struct RunContext {
   std::string collbench_version;
   std::string start_time;  ///< ISO 8601, UTC
   std::vector<std::string> command_line;
-  OptionsRecord options;
+  ResolvedRequest options;
   BackendRecord backend;
   /// Runtime versions by library ("mpi", "nccl", "cuda_runtime", "libfabric", ...).
   std::map<std::string, std::string> libraries;

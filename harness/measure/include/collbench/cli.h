@@ -165,6 +165,11 @@ ParseResult parse_command_line(int argc, const char* const* argv,
 BackendArgs backend_args(const Options& options, const BackendDescriptor& backend,
                          std::span<const BackendDescriptor* const> backends);
 
+/// `given` with what the chosen backend decides filled in: its buffer policy where --buffers was
+/// not given. The one place a parsed option is completed; the runner, the context and every row
+/// read the result, so each states the policy that ran, never "the default".
+Options with_backend_defaults(Options given, const BackendDescriptor& backend);
+
 /// Checks what depends on the job: the root against the rank count, point-to-point tests
 /// against a single rank. Throws Error(kUsage).
 void validate_for_world(const Options& options, int nranks,

@@ -25,6 +25,10 @@ std::map<std::string, std::string> recorded_environment(const char* const* envp)
 /// A fresh random run id (16 hex digits).
 std::string make_run_id();
 
+/// The request the run measures, as the run context records it (`options`): `options` after
+/// with_backend_defaults(), with the backend's options as `backend_args` resolved them.
+ResolvedRequest resolve_request(const Options& options, const BackendArgs& backend_args);
+
 /// Builds the context. Collective: every rank contributes its host, device and environment;
 /// the result is meaningful on rank 0 (the others get an empty context).
 RunContext build_context(const Options& options, const BackendArgs& backend_args,
