@@ -135,6 +135,27 @@ TEST(Golden, ConsoleTable) {
   compare_with_golden(text, "console_table.txt");
 }
 
+TEST(Golden, ConsoleHeaderStatesTheBackendsFacts) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  {
+    auto console = make_console_reporter(out);
+    RunContext context = fixed_context();
+    context.backend.facts = {{"algorithms", "NCCL's TUNING log"}, {"registration", "off (-R 0)"}};
+    console->context(context);
+  }
+  std::fclose(out);
+  const std::string text(buffer, size);
+  std::free(buffer);
+  EXPECT_NE(text.find("# backend mpi (Open MPI v4.1.4), host memory, host-blocking\n"
+                      "#   algorithms: NCCL's TUNING log\n"
+                      "#   registration: off (-R 0)\n"
+                      "#   mpi: Open MPI v4.1.4\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Golden, JsonLines) {
   const auto path = std::filesystem::temp_directory_path() / "collbench_golden_test.jsonl";
   std::filesystem::remove(path);

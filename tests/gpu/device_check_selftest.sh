@@ -46,6 +46,8 @@ make_bundle() {
   cp "$HERE/device_check_fakes/collbench" "$HERE/device_check_fakes/collbench-kernels-bench" \
      "$HERE/device_check_fakes/collbench_gpu_tests" "$bundle/bin/"
   cp "$HERE/device_check_fakes/all_reduce_perf_mpi" "$bundle/nccl-tests/"
+  # The real reader: the check reads every result through it.
+  cp "${COLLBENCH_REPORT:?the path of collbench-report (the build sets it)}" "$bundle/bin/collbench-report"
   : >"$bundle/lib/libfake-bundle.so.1"
   : >"$ROOT/cuda/lib64/libcudart.so.13"
   : >"$ROOT/system-nccl/libnccl.so.2"
@@ -105,7 +107,8 @@ check_good() {
   expect_line "good: same NCCL" "$summary" "^PASS +nccl-tests and collbench load the same libnccl.so.2 +$ROOT/system-nccl/libnccl.so.2"
   expect_line "good: NCCL versions" "$summary" '^PASS +same NCCL at run time.*collbench 2\.28\.3, nccl-tests 22803'
   expect_line "good: cudart" "$summary" "^PASS +nccl-tests: libcudart.so.13 of the machine's CUDA +$ROOT/cuda/lib64"
-  expect_line "good: algorithms" "$summary" '^PASS +2 emulated nodes: --algorithms 1 records NCCL.s choice per row +([0-9]+) of \1 rows; RING ; from profiler $'
+  expect_line "good: algorithms" "$summary" '^PASS +2 emulated nodes: --algorithms 1 records NCCL.s choice per row +([0-9]+) of \1 rows; RING ; from NCCL.s profiler interface'
+  expect_line "good: network" "$summary" '^PASS +4 emulated nodes: NCCL.s network is Socket +network net: "Socket"'
   expect_line "good: algorithm sources" "$summary" '^PASS +2 emulated nodes: the profiler and NCCL.s TUNING log name the same choices +[0-9]+ rows alike$'
   expect_line "good: TUNING log run" "$calls" '^collbench rank=0/2 .*NCCL_PROFILER_PLUGIN=none .*--algorithms 1'
   expect_line "good: doctor" "$summary" '^PASS +collbench doctor: the GPUs through NVML +exit 0; 1 GPU\(s\) from NVML'
@@ -138,7 +141,8 @@ check_good() {
   listing=$(tar -tzf "$ROOT/good/device-check-logs.tar.gz")
   local member
   for member in logs/commands.txt logs/comparison.txt logs/launch.sh results/comparison.tsv \
-                results/cmp_1rank_round1_collbench.jsonl results/one_rank_sweep.jsonl; do
+                results/cmp_1rank_round1_collbench.jsonl results/one_rank_sweep.jsonl \
+                results/reports/one_rank_sweep.jsonl/results.csv; do
     if grep -qx "$member" <<<"$listing"; then pass; else fail "good: the tarball lacks $member"; fi
   done
   tar -xzf "$ROOT/good/device-check-logs.tar.gz" -C "$ROOT/good" logs/commands.txt

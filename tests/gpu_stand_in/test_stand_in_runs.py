@@ -433,7 +433,7 @@ class DeviceCheck(Workdir):
     def test_device_check_run_on_the_stand_in_bundle(self):
         bundle = os.path.join(self.dir.name, "build")
         os.makedirs(bundle)
-        for name in ("collbench", "collbench-kernels-bench", "collbench_gpu_tests"):
+        for name in ("collbench", "collbench-kernels-bench", "collbench_gpu_tests", "collbench-report"):
             os.symlink(os.path.join(BUILD_DIR, name), os.path.join(bundle, name))
         script = os.path.join(SOURCE_DIR, "scripts", "device-check")
         env = dict(os.environ, NCCL_TESTS_ARCHIVE="")

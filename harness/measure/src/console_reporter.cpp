@@ -46,6 +46,10 @@ class ConsoleReporter final : public Reporter {
     const BackendRecord& backend = c.backend;
     print("# backend {} ({}), {} memory, {}\n", backend.name, backend.library, name(backend.memory),
           backend.stream_ordered ? "stream-ordered" : "host-blocking");
+    // What the backend found out at start-up (NCCL: how the device was chosen, buffer
+    // registration, where --algorithms reads NCCL's choices): what a reader of the table needs
+    // before trusting it, as the run context records it.
+    for (const auto& [key, value] : backend.facts) print("#   {}: {}\n", key, value);
     for (const auto& [key, value] : c.libraries) print("#   {}: {}\n", key, value);
     for (const auto& [key, value] : c.network) {
       print("#   network {}: {}\n", key, nlohmann::json(value).dump());
