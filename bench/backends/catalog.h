@@ -1,6 +1,8 @@
 // The backend registry: every backend collbench knows, with the options and capabilities it
-// declares. The one list of backend names: the command line, the run context, collbench-sweep's
-// campaign checks and the factories in bench/main/backends.cpp all read it.
+// declares, each in its own folder (<name>/<name>_descriptor.cpp: pure data, compiled into the
+// catalog whether or not this build has the backend's library). The one list of backend names:
+// the command line, the run context, collbench-sweep's campaign checks and the factories in
+// bench/main/backends.cpp all read it.
 #pragma once
 
 #include <span>
@@ -20,6 +22,9 @@ inline constexpr std::string_view kCtaPolicy = "cta_policy";
 inline constexpr std::string_view kReduceScatterCall = "reduce_scatter_call";
 inline constexpr std::string_view kRecordAlgorithms = "record_algorithms";
 }  // namespace backend_option
+
+/// --require-net, which more than one backend takes, with the backend's own help text.
+BackendOption require_net_option(std::string_view help);
 
 const BackendDescriptor& mpi_backend_descriptor();
 const BackendDescriptor& nccl_backend_descriptor();
