@@ -12,6 +12,8 @@
 
 #include "collbench/report/report.h"
 #include "collbench/report/suspects.h"
+#include "collbench/text.h"
+#include "collbench/topology.h"
 #include "report_test_util.h"
 
 namespace collbench::report {
@@ -36,6 +38,10 @@ struct PairSpec {
   std::vector<std::uint64_t> sizes{1 << 20, 16 << 20, 256 << 20};
   SplitMode mode = SplitMode::kPairs;
   std::vector<Placement> placements{Placement::kOutOfPlace};
+  /// Each host's leaf switch (empty: one flat network), and the busbw factor of pairs whose hosts
+  /// hang from different leaves (their traffic crosses the uplinks).
+  std::vector<int> leaf;
+  double cross = 1;
 };
 
 // Rounds of a round-robin tournament (the circle method; with an odd count one host sits out
@@ -104,7 +110,8 @@ ResultSet pair_set(const PairSpec& s) {
         const auto [a, b] = rounds[r][i];
         const bool bad = a == s.bad_host || b == s.bad_host ||
                          (std::min(s.link_a, s.link_b) == a && std::max(s.link_a, s.link_b) == b);
-        const double pair_factor = s.pair_noise > 0 ? std::exp(s.pair_noise * noise(rng)) : 1;
+        const double pair_factor = (s.pair_noise > 0 ? std::exp(s.pair_noise * noise(rng)) : 1) *
+                                   (!s.leaf.empty() && s.leaf[a] != s.leaf[b] ? s.cross : 1);
         for (auto bytes : s.sizes) {
           for (Placement placement : s.placements) {
             // Bandwidth grows with size; the analysis must not care.
@@ -613,6 +620,121 @@ TEST(Suspects, SuspectsModePrintsOnlyTheListAndWritesNoReportWithoutOutput) {
   o.output = (dir.path() / "out").string();
   EXPECT_EQ(run(o, nullptr, nullptr), 0);
   EXPECT_TRUE(fs::exists(dir.path() / "out" / "index.html"));
+}
+
+// Slurm's description of `hosts` hosts on leaves of `per_leaf` under one spine.
+NetworkTopology two_level(int hosts, int per_leaf) {
+  std::string text;
+  for (int l = 0; l * per_leaf < hosts; ++l) {
+    text += fmt::format("SwitchName=leaf{} Nodes=", l);
+    for (int h = l * per_leaf; h < std::min(hosts, (l + 1) * per_leaf); ++h) {
+      text += (h > l * per_leaf ? "," : "") + host_name(h);
+    }
+    text += "\n";
+  }
+  text += fmt::format("SwitchName=spine Switches=leaf[0-{}]\n", (hosts - 1) / per_leaf);
+  return read_slurm_topology(text, "topology.conf");
+}
+
+TEST(Placement, CrossingTheSpineIsCostedPerLevelAndPerSwitch) {
+  PairSpec s;
+  s.hosts = 8;
+  s.leaf = {0, 0, 0, 0, 1, 1, 1, 1};
+  s.cross = 0.6;
+  s.noise = 0.03;
+  const PlacementVerdict v = placement_verdict(find_suspects(pair_set(s)), two_level(8, 4));
+  EXPECT_TRUE(v.missing_hosts.empty());
+  EXPECT_EQ(v.pairs, 28);
+  ASSERT_EQ(v.levels.size(), 2u);
+  EXPECT_EQ(v.reference_level, 1);
+  EXPECT_EQ(v.levels[0].pairs, 12);
+  EXPECT_EQ(v.levels[1].pairs, 16);
+  EXPECT_NEAR(v.levels[1].relative, 0.6, 0.05);
+  ASSERT_EQ(v.switches.size(), 1u);
+  EXPECT_EQ(v.switches[0].node, "spine");
+  const auto lines = v.sentences();
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0],
+            "pairs meeting at a level-2 switch run at 60% of pairs on the same leaf switch "
+            "(level 1) (median of 16 pairs against 12)");
+  EXPECT_EQ(lines[1],
+            "pairs meeting at spine (level 2) run at 60% of pairs on the same leaf switch "
+            "(level 1) (median of 16 pairs)");
+}
+
+TEST(Placement, AFlatNetworkCostsNothingAndHostsOutsideTheTopologyAreNamed) {
+  PairSpec s;
+  s.hosts = 8;
+  s.noise = 0.03;
+  const SuspectReport report = find_suspects(pair_set(s));
+  // node-07 is in no switch of the file: its pairs are left out, and it is said.
+  const PlacementVerdict v = placement_verdict(report, two_level(7, 4));
+  EXPECT_EQ(v.missing_hosts, std::vector<std::string>{host_name(7)});
+  EXPECT_EQ(v.pairs, 21);
+  ASSERT_EQ(v.levels.size(), 2u);
+  EXPECT_NEAR(v.levels[1].relative, 1.0, 0.06) << "no level costs anything on a flat network";
+  const auto lines = v.sentences();
+  EXPECT_EQ(lines.back(),
+            "not in topology.conf (their pairs are left out, never guessed): " + host_name(7));
+}
+
+TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
+  PairSpec s;
+  s.hosts = 8;
+  s.leaf = {0, 0, 0, 0, 1, 1, 1, 1};
+  s.cross = 0.6;
+  TempDir dir;
+  dir.write("in/pairs.jsonl", jsonl(pair_set(s)));
+  ReportOptions o;
+  o.inputs = {(dir.path() / "in").string()};
+  o.suspects = true;
+  o.topology = two_level(8, 4);
+  o.output = (dir.path() / "out").string();
+  std::FILE* out = std::tmpfile();
+  ASSERT_TRUE(out);
+  EXPECT_EQ(run(o, out, nullptr), 0);
+  std::string text;
+  std::rewind(out);
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
+  std::fclose(out);
+  EXPECT_NE(text.find("# placement: pairs meeting at a level-2 switch run at 60% of pairs on the "
+                      "same leaf switch (level 1) (median of 16 pairs against 12)\n"),
+            std::string::npos)
+      << text;
+  // No host line: an exclude list built from the output stays empty.
+  for (const auto& line : split_nonempty(text, '\n')) EXPECT_EQ(line[0], '#') << line;
+  const std::string md = testing::read_file(dir.path() / "out" / "summary.md");
+  EXPECT_NE(md.find("## Placement"), std::string::npos);
+  EXPECT_NE(md.find("| spine (level 2) | 16 |"), std::string::npos) << md;
+  const std::string html = testing::read_file(dir.path() / "out" / "index.html");
+  EXPECT_NE(html.find("<section id=\"placement\">"), std::string::npos);
+  EXPECT_NE(html.find("href=\"#placement\""), std::string::npos);
+}
+
+TEST(Placement, TopologyUsage) {
+  auto parse = [](std::vector<const char*> args) {
+    std::string exit_text;
+    args.insert(args.begin(), "collbench-report");
+    return parse_command_line(static_cast<int>(args.size()), args.data(), exit_text);
+  };
+  TempDir dir;
+  dir.write("topology.conf", "SwitchName=a Nodes=n[1-2]\nSwitchName=b Switches=a\n");
+  dir.write("bad.conf", "SwitchName=a Nodes=n[1-2]\nSwitchName=b Switch=a\n");
+  const std::string good = (dir.path() / "topology.conf").string();
+  const std::string bad = (dir.path() / "bad.conf").string();
+  EXPECT_EQ(parse({"results", "--topology", good.c_str()}).topology->uplinks.size(), 2u);
+  try {
+    parse({"results", "--suspects", "--topology", bad.c_str()});
+    ADD_FAILURE() << "a bad topology file was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find(bad + ":2: unknown key Switch"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(parse({"results", "--topology-hosts", good.c_str()}), Error);
+  EXPECT_THROW(parse({"--baseline", "a", "--candidate", "b", "--topology", good.c_str()}), Error);
+  EXPECT_THROW(parse({"results", "--format", "gbench", "--topology", good.c_str()}), Error);
 }
 
 TEST(Suspects, SuspectsFlagUsage) {

@@ -128,6 +128,7 @@ struct Given {
               scaling_sizes, ranks;
   std::vector<std::string> ignore;
   bool version = false, no_reference = false;
+  std::string topology, topology_hosts;
 };
 
 void add_options(CLI::App& app, Given& given, ReportOptions& o) {
@@ -181,6 +182,12 @@ void add_options(CLI::App& app, Given& given, ReportOptions& o) {
                "Leave the reference figures out of the report");
   app.add_flag("--verdicts", o.reference.print,
                "Print the reference verdicts (is my number normal?) on stdout");
+  app.add_option("--topology", given.topology,
+                 "The network's tree: EC2's describe-instance-topology JSON, Slurm's "
+                 "topology.conf or scontrol show topology's output; node pairs are judged by "
+                 "the switch they meet at");
+  app.add_option("--topology-hosts", given.topology_hosts,
+                 "With EC2's topology: HOST INSTANCE-ID lines naming each instance's host");
   app.add_flag("-q,--quiet", o.quiet, "No summary on stdout");
   app.add_flag("--version", given.version, "Print the version and exit");
 }
@@ -271,6 +278,24 @@ void read_charts(const Given& given, ReportOptions& o) {
     o.charts.scaling_sizes = parse_sizes("--scaling-sizes", given.scaling_sizes);
 }
 
+// --topology, --topology-hosts: read here, so that a bad file stops the report before it reads
+// any result.
+void read_topology(const Given& given, ReportOptions& o) {
+  if (!given.topology_hosts.empty() && given.topology.empty()) {
+    throw_usage("--topology-hosts names the hosts of an EC2 topology; give --topology FILE too");
+  }
+  if (given.topology.empty()) return;
+  if (!o.baseline.empty() || !o.candidate.empty() || o.format != OutputFormat::kHtml) {
+    throw_usage(
+        "--topology judges the node pairs of one set of results (the html report or "
+        "--suspects); leave it out with --baseline/--candidate or --format gbench");
+  }
+  o.topology = read_topology_file(given.topology,
+                                  given.topology_hosts.empty()
+                                      ? std::nullopt
+                                      : std::optional<std::filesystem::path>(given.topology_hosts));
+}
+
 // --dtype, --op, --placement: what the charts and tables show.
 void read_view(ReportOptions& o) {
   // A value the reader would never match is refused, not silently replaced by the default.
@@ -327,6 +352,7 @@ ReportOptions parse_command_line(int argc, const char* const* argv, std::string&
   read_compare(app, given, o);
   read_charts(given, o);
   read_view(o);
+  read_topology(given, o);
   return o;
 }
 

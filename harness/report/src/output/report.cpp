@@ -151,8 +151,12 @@ void render_charts(ReportCharts& charts) {
 }
 
 ReportFindings find_report_findings(const ResultSet& set, const Model& model,
-                                    SuspectReport suspects) {
-  return {std::move(suspects), fingerprints(set, model), env_differences(set, model)};
+                                    SuspectReport suspects,
+                                    const std::optional<NetworkTopology>& topology) {
+  std::optional<PlacementVerdict> placement;
+  if (topology) placement = placement_verdict(suspects, *topology);
+  return {std::move(suspects), std::move(placement), fingerprints(set, model),
+          env_differences(set, model)};
 }
 
 std::vector<std::string> write_report(const ResultSet& set, const Model& model,
@@ -185,8 +189,8 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   std::exception_ptr page_failure;
   try {
     render_charts(charts);
-    const ReportFindings findings =
-        find_report_findings(set, model, suspects ? std::move(*suspects) : find_suspects(set));
+    const ReportFindings findings = find_report_findings(
+        set, model, suspects ? std::move(*suspects) : find_suspects(set), options.topology);
     summary = summary_markdown(set, model, findings, options, reference);
     html = index_html(set, model, charts, findings, options, reference);
   } catch (...) {
@@ -452,8 +456,16 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
     const SuspectReport report = suspects_found.get();
     if (!options.output.empty()) write_report(set, model, options, options.output, {}, report);
     if (out) {
-      print_checked(out, options.suspects_json ? suspects_json(suspects_record(report))
-                                               : suspects_text(report));
+      std::string text =
+          options.suspects_json ? suspects_json(suspects_record(report)) : suspects_text(report);
+      // The placement verdict as comment lines, after the hosts and links: an exclude list
+      // built with grep -v '^#' stays the same.
+      if (options.topology && !options.suspects_json) {
+        for (const auto& line : placement_verdict(report, *options.topology).sentences()) {
+          text += fmt::format("# placement: {}\n", line);
+        }
+      }
+      print_checked(out, text);
     }
     if (err && !options.quiet) {
       for (const auto& s : report.suspects) {

@@ -163,6 +163,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
   if (!set.diagnostics.empty()) nav += "<a href=\"#problems\">Input problems</a>";
   const SuspectReport& suspects = findings.suspects;
   nav += suspects_html_nav(suspects);
+  nav += placement_html_nav(findings.placement);
   if (reference.active) nav += "<a href=\"#reference\">Reference figures</a>";
   nav +=
       "<a href=\"#fingerprints\">Fingerprints</a><a href=\"#bandwidth\">Bandwidth</a>"
@@ -174,6 +175,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
   body += fingerprint_section(model, findings.fingerprints, findings.env, "fingerprints",
                               "Run fingerprints");
   body += suspects_html_section(suspects);
+  body += placement_html_section(findings.placement);
   body += reference_html(reference, model);
 
   body += "<section id=\"bandwidth\">\n<h2>Bus bandwidth</h2>\n";

@@ -44,6 +44,7 @@ std::string summary_markdown(const ResultSet& set, const Model& model,
   }
 
   md += suspects_markdown_section(findings.suspects);
+  md += placement_markdown_section(findings.placement);
   md += reference_markdown(reference, model);
 
   md +=

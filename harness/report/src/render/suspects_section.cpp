@@ -259,4 +259,49 @@ std::string suspects_markdown_section(const SuspectReport& report) {
   return md;
 }
 
+Table placement_table(const PlacementVerdict& verdict) {
+  Table t;
+  t.header = {"Pairs meet at", "Pairs", "Median busbw (GB/s)", "Relative"};
+  t.numeric = {false, true, true, true};
+  auto add = [&](const PlacementGroup& g) {
+    t.rows.push_back(
+        {g.node.empty() ? level_words(g.level) : fmt::format("{} (level {})", g.node, g.level),
+         std::to_string(g.pairs), format_sig(g.busbw), whole_percent(g.relative)});
+  };
+  for (const auto& g : verdict.levels) add(g);
+  if (verdict.levels.size() > 1) {
+    for (const auto& g : verdict.switches) add(g);
+  }
+  return t;
+}
+
+std::string placement_html_nav(const std::optional<PlacementVerdict>& verdict) {
+  return verdict ? "<a href=\"#placement\">Placement</a>" : "";
+}
+
+std::string placement_html_section(const std::optional<PlacementVerdict>& verdict) {
+  if (!verdict) return "";
+  std::string s = fmt::format(
+      "<section id=\"placement\">\n<h2>Placement</h2>\n<p class=\"note\">Node pairs on the "
+      "network's tree ({}): each pair meets at its lowest common switch; each level and switch "
+      "against the pairs that meet lowest (medians of the pairs' busbw).</p>\n<ul>\n",
+      xml_escape(verdict->source));
+  for (const auto& line : verdict->sentences())
+    s += fmt::format("<li>{}.</li>\n", xml_escape(line));
+  s += "</ul>\n";
+  if (!verdict->levels.empty()) s += html_table(placement_table(*verdict), "placement");
+  return s + "</section>\n";
+}
+
+std::string placement_markdown_section(const std::optional<PlacementVerdict>& verdict) {
+  if (!verdict) return "";
+  std::string md = fmt::format(
+      "\n## Placement\n\nNode pairs on the network's tree ({}): each pair meets at its lowest "
+      "common switch.\n\n",
+      verdict->source);
+  for (const auto& line : verdict->sentences()) md += fmt::format("- {}.\n", line);
+  if (!verdict->levels.empty()) md += "\n" + markdown_table(placement_table(*verdict));
+  return md;
+}
+
 }  // namespace collbench::report::detail

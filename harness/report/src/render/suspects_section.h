@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collbench/report/charts.h"
+#include "collbench/report/placement.h"
 #include "collbench/report/suspects.h"
 
 namespace collbench::report::detail {
@@ -19,5 +20,13 @@ std::string suspects_html_section(const SuspectReport& report);
 std::string suspects_html_nav(const SuspectReport& report);
 /// The section of summary.md ("" when not worth showing).
 std::string suspects_markdown_section(const SuspectReport& report);
+
+/// Level or switch, pairs, median busbw, relative to the reference level.
+Table placement_table(const PlacementVerdict& verdict);
+/// The "Placement" section of index.html (with --topology), and its navigation link; "" without.
+std::string placement_html_section(const std::optional<PlacementVerdict>& verdict);
+std::string placement_html_nav(const std::optional<PlacementVerdict>& verdict);
+/// The same for summary.md.
+std::string placement_markdown_section(const std::optional<PlacementVerdict>& verdict);
 
 }  // namespace collbench::report::detail

@@ -15,6 +15,7 @@
 #include "collbench/report/charts.h"
 #include "collbench/report/compare.h"
 #include "collbench/report/model.h"
+#include "collbench/report/placement.h"
 #include "collbench/report/reference.h"
 #include "collbench/report/results.h"
 #include "collbench/report/suspects.h"
@@ -49,6 +50,8 @@ struct ReportOptions {
   ReferenceOptions reference;
   /// --ranks N: what other tools' output read as input does not state.
   ImportOptions imports;
+  /// --topology FILE: the network's tree, to judge the node pairs by where they meet.
+  std::optional<NetworkTopology> topology;
 };
 
 /// Parses collbench-report's command line. Sets `exit_text` (and returns defaults) for --help
@@ -143,11 +146,14 @@ std::vector<EnvDifference> env_differences(const ResultSet& set, const Model& mo
 /// each is a pass over every row (the suspects) or every run's context (the fingerprints).
 struct ReportFindings {
   SuspectReport suspects;
+  /// With --topology: the node pairs on the network's tree.
+  std::optional<PlacementVerdict> placement;
   std::vector<Fingerprint> fingerprints;
   std::vector<EnvDifference> env;
 };
 ReportFindings find_report_findings(const ResultSet& set, const Model& model,
-                                    SuspectReport suspects);
+                                    SuspectReport suspects,
+                                    const std::optional<NetworkTopology>& topology);
 
 /// One line per input problem: "file:line: kind: message".
 std::string format_diagnostic(const Diagnostic& d);

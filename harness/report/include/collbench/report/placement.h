@@ -1,0 +1,46 @@
+// Did placement matter: the tournament's node pairs set on the network's tree
+// (collbench/topology.h). Each pair meets at its lowest common switch; pairs that meet higher
+// up cross more uplinks. The verdict is the cost of each level and of each switch pairs meet at,
+// against the pairs that meet lowest, so that "crossing the spine costs 38%" is a measured
+// statement of this cluster, not a guess.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collbench/report/suspects.h"
+#include "collbench/topology.h"
+
+namespace collbench::report {
+
+/// Pairs that meet at one level (node empty) or at one switch of it.
+struct PlacementGroup {
+  int level = 0;
+  std::string node;  ///< the switch; empty for a whole level
+  int pairs = 0;
+  double ratio = 0;     ///< median of its pairs' levels (PairStat::ratio: 1 is the median pair)
+  double busbw = 0;     ///< median of its pairs' busbw (GB/s)
+  double relative = 1;  ///< ratio over the reference level's ratio
+};
+
+struct PlacementVerdict {
+  std::string source;                      ///< the topology file
+  int reference_level = 0;                 ///< the lowest level any pair meets at
+  std::vector<PlacementGroup> levels;      ///< one per level, lowest first
+  std::vector<PlacementGroup> switches;    ///< one per switch above the reference level
+  std::vector<std::string> missing_hosts;  ///< hosts with pair evidence the topology does not place
+  int unconnected_pairs = 0;               ///< pairs whose hosts share no switch
+  int pairs = 0;                           ///< pairs placed
+
+  /// The verdict in sentences: one per level above the reference, then one per switch.
+  std::vector<std::string> sentences() const;
+};
+
+/// The verdict on `report`'s pairs (none: no pair evidence, said by an empty `levels`).
+PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTopology& topology);
+
+/// "placed: same leaf switch (level 1)" style names of a level, for tables and sentences.
+std::string level_words(int level);
+
+}  // namespace collbench::report
