@@ -14,6 +14,7 @@
 #include "collbench/report/suspects.h"
 #include "collbench/text.h"
 #include "collbench/topology.h"
+#include "render/suspects_section.h"
 #include "report_test_util.h"
 
 namespace collbench::report {
@@ -710,6 +711,25 @@ TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
   const std::string html = testing::read_file(dir.path() / "out" / "index.html");
   EXPECT_NE(html.find("<section id=\"placement\">"), std::string::npos);
   EXPECT_NE(html.find("href=\"#placement\""), std::string::npos);
+}
+
+TEST(Placement, TheHeatmapFollowsTheTreeSoEachSwitchIsABlock) {
+  PairSpec s;
+  s.hosts = 6;
+  s.leaf = {0, 1, 0, 1, 0, 1};  // leaves alternate in the host names' order
+  s.cross = 0.6;
+  const SuspectReport report = find_suspects(pair_set(s));
+  std::string text =
+      "SwitchName=leafA Nodes=node-00,node-02,node-04\n"
+      "SwitchName=leafB Nodes=node-01,node-03\n"
+      "SwitchName=spine Switches=leafA,leafB\n";
+  const PlacementVerdict v = placement_verdict(report, read_slurm_topology(text, "t.conf"));
+  EXPECT_EQ(v.host_order, (std::vector<std::string>{"node-00", "node-02", "node-04", "node-01",
+                                                    "node-03", "node-05"}))
+      << "by switch from the top, node-05 (not in the file) last";
+  const std::string svg = detail::suspects_heatmap_svg(report, v.host_order);
+  EXPECT_LT(svg.find(">node-04</text>"), svg.find(">node-01</text>"));
+  EXPECT_LT(svg.find(">node-03</text>"), svg.find(">node-05</text>"));
 }
 
 TEST(Placement, TopologyUsage) {

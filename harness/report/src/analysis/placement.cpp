@@ -24,6 +24,21 @@ PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTop
   std::vector<std::string> hosts;
   for (Name h : report.hosts) hosts.push_back(h.str());
   v.missing_hosts = topology.missing(hosts);
+  v.host_order = hosts;
+  auto top_down = [&](const std::string& h) {
+    const auto it = topology.uplinks.find(h);
+    std::vector<std::string> key;
+    if (it != topology.uplinks.end()) key.assign(it->second.rbegin(), it->second.rend());
+    return key;
+  };
+  std::stable_sort(v.host_order.begin(), v.host_order.end(),
+                   [&](const std::string& a, const std::string& b) {
+                     const bool placed_a = topology.uplinks.count(a) > 0;
+                     const bool placed_b = topology.uplinks.count(b) > 0;
+                     if (placed_a != placed_b) return placed_a;
+                     if (!placed_a) return false;  // missing hosts keep their order, last
+                     return std::pair(top_down(a), a) < std::pair(top_down(b), b);
+                   });
 
   struct Samples {
     std::vector<double> ratio, busbw;

@@ -174,7 +174,7 @@ std::string index_html(const ResultSet& set, const Model& model, const ReportCha
   std::string body = problems_section(set, "problems", "Input problems");
   body += fingerprint_section(model, findings.fingerprints, findings.env, "fingerprints",
                               "Run fingerprints");
-  body += suspects_html_section(suspects);
+  body += suspects_html_section(suspects, findings.placement);
   body += placement_html_section(findings.placement);
   body += reference_html(reference, model);
 

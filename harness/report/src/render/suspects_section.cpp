@@ -76,8 +76,13 @@ std::string rule_text(const SuspectRule& rule) {
 
 }  // namespace
 
-std::string suspects_heatmap_svg(const SuspectReport& report) {
-  const auto& hosts = report.hosts;
+std::string suspects_heatmap_svg(const SuspectReport& report,
+                                 const std::vector<std::string>& order) {
+  std::vector<Name> hosts = report.hosts;
+  if (!order.empty()) {
+    hosts.clear();
+    for (const auto& h : order) hosts.emplace_back(h);
+  }
   const int n = static_cast<int>(hosts.size());
   if (n == 0) return "";
   const int cell = std::clamp(480 / n, 10, 36);
@@ -170,7 +175,8 @@ std::string suspects_html_nav(const SuspectReport& report) {
   return report.worth_showing() ? "<a href=\"#suspects\">Slow nodes</a>" : "";
 }
 
-std::string suspects_html_section(const SuspectReport& report) {
+std::string suspects_html_section(const SuspectReport& report,
+                                  const std::optional<PlacementVerdict>& placement) {
   if (!report.worth_showing()) return "";
   std::string s = "<section id=\"suspects\">\n<h2>Slow nodes and links</h2>\n";
   s += fmt::format("<p class=\"note\">{}</p>\n", xml_escape(rule_text(SuspectRule{})));
@@ -196,8 +202,11 @@ std::string suspects_html_section(const SuspectReport& report) {
   } else if (!report.pairs.empty()) {
     s += fmt::format(
         "<h3>Node pairs</h3>\n<p class=\"note\">{} pair rows of {} node pairs over {} "
-        "hosts.</p>\n<figure id=\"fig-suspects-heatmap\">\n{}</figure>\n",
-        report.pair_rows, report.pairs.size(), report.hosts.size(), suspects_heatmap_svg(report));
+        "hosts{}.</p>\n<figure id=\"fig-suspects-heatmap\">\n{}</figure>\n",
+        report.pair_rows, report.pairs.size(), report.hosts.size(),
+        placement ? ", in the network's order (each switch's hosts together)" : "",
+        suspects_heatmap_svg(report,
+                             placement ? placement->host_order : std::vector<std::string>{}));
   } else if (report.group_rows > 0) {
     s += fmt::format(
         "<p class=\"note\">{} rows were measured in groups, none of them node pairs with enough "

@@ -11,12 +11,15 @@
 
 namespace collbench::report::detail {
 
-/// The heatmap as one <svg> element: cell = the pair's median ratio, blank where not measured.
-std::string suspects_heatmap_svg(const SuspectReport& report);
+/// The heatmap as one <svg> element: cell = the pair's median ratio, blank where not measured;
+/// hosts in `order` when given (the tree's order, with --topology), else the report's.
+std::string suspects_heatmap_svg(const SuspectReport& report,
+                                 const std::vector<std::string>& order = {});
 /// Host, rank, times slowest / rows, share (chance), median excess, named.
 Table straggler_table(const SuspectReport& report, std::size_t limit);
 /// The section of index.html ("" when not worth showing), and its navigation link.
-std::string suspects_html_section(const SuspectReport& report);
+std::string suspects_html_section(const SuspectReport& report,
+                                  const std::optional<PlacementVerdict>& placement = std::nullopt);
 std::string suspects_html_nav(const SuspectReport& report);
 /// The section of summary.md ("" when not worth showing).
 std::string suspects_markdown_section(const SuspectReport& report);

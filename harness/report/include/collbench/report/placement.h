@@ -32,6 +32,10 @@ struct PlacementVerdict {
   std::vector<std::string> missing_hosts;  ///< hosts with pair evidence the topology does not place
   int unconnected_pairs = 0;               ///< pairs whose hosts share no switch
   int pairs = 0;                           ///< pairs placed
+  /// The hosts with pair evidence in the tree's order (by their switches from the top down,
+  /// then by name; hosts the topology does not place last): the heatmap in this order shows
+  /// each switch's hosts as a block.
+  std::vector<std::string> host_order;
 
   /// The verdict in sentences: one per level above the reference, then one per switch.
   std::vector<std::string> sentences() const;
