@@ -43,6 +43,7 @@ struct PairSpec {
   /// hang from different leaves (their traffic crosses the uplinks).
   std::vector<int> leaf;
   double cross = 1;
+  int slow_uplink = -1;  ///< a leaf whose uplink is slow: pairs with one host on it run at `slow`
 };
 
 // Rounds of a round-robin tournament (the circle method; with an odd count one host sits out
@@ -111,8 +112,12 @@ ResultSet pair_set(const PairSpec& s) {
         const auto [a, b] = rounds[r][i];
         const bool bad = a == s.bad_host || b == s.bad_host ||
                          (std::min(s.link_a, s.link_b) == a && std::max(s.link_a, s.link_b) == b);
-        const double pair_factor = (s.pair_noise > 0 ? std::exp(s.pair_noise * noise(rng)) : 1) *
-                                   (!s.leaf.empty() && s.leaf[a] != s.leaf[b] ? s.cross : 1);
+        const double pair_factor =
+            (s.pair_noise > 0 ? std::exp(s.pair_noise * noise(rng)) : 1) *
+            (!s.leaf.empty() && s.leaf[a] != s.leaf[b] ? s.cross : 1) *
+            (s.slow_uplink >= 0 && (s.leaf[a] == s.slow_uplink) != (s.leaf[b] == s.slow_uplink)
+                 ? s.slow
+                 : 1);
         for (auto bytes : s.sizes) {
           for (Placement placement : s.placements) {
             // Bandwidth grows with size; the analysis must not care.
@@ -730,6 +735,90 @@ TEST(Placement, TheHeatmapFollowsTheTreeSoEachSwitchIsABlock) {
   const std::string svg = detail::suspects_heatmap_svg(report, v.host_order);
   EXPECT_LT(svg.find(">node-04</text>"), svg.find(">node-01</text>"));
   EXPECT_LT(svg.find(">node-03</text>"), svg.find(">node-05</text>"));
+}
+
+// Slurm's description of hosts on the leaves `leaf` names, all under one spine.
+NetworkTopology leaves(const std::vector<int>& leaf) {
+  std::map<int, std::vector<std::string>> hosts;
+  for (std::size_t h = 0; h < leaf.size(); ++h)
+    hosts[leaf[h]].push_back(host_name(static_cast<int>(h)));
+  std::string text;
+  std::vector<std::string> names;
+  for (const auto& [l, list] : hosts) {
+    names.push_back(fmt::format("leaf{}", l));
+    text += fmt::format("SwitchName=leaf{} Nodes={}\n", l, fmt::join(list, ","));
+  }
+  text += fmt::format("SwitchName=spine Switches={}\n", fmt::join(names, ","));
+  return read_slurm_topology(text, "topology.conf");
+}
+
+TEST(Placement, ASlowUplinkIsNamedAsTheSwitchAndItsHostsAreNotBadNodes) {
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    PairSpec s;
+    s.hosts = 8;
+    s.leaf = {0, 0, 0, 1, 1, 1, 2, 2};
+    s.slow_uplink = static_cast<int>(seed % 3);
+    s.noise = 0.05;
+    s.seed = seed;
+    const NetworkTopology t = leaves(s.leaf);
+    const SuspectReport report = find_suspects(pair_set(s), {}, &t);
+    EXPECT_TRUE(report.suspects.empty())
+        << "seed " << seed << ": " << fmt::format("{}", fmt::join(suspect_names(report), ","));
+    EXPECT_TRUE(report.links.empty()) << "seed " << seed;
+    ASSERT_EQ(report.switches.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(report.switches[0].node, fmt::format("leaf{}", s.slow_uplink)) << "seed " << seed;
+    EXPECT_EQ(report.switches[0].parent, "spine");
+    EXPECT_TRUE(report.switches[0].alike.empty());
+    EXPECT_NEAR(report.switches[0].ratio, 0.5, 0.1);
+  }
+}
+
+TEST(Placement, TwoLeavesMakeOneFindingForTheirTwoUplinks) {
+  PairSpec s;
+  s.hosts = 8;
+  s.leaf = {0, 0, 0, 0, 1, 1, 1, 1};
+  s.slow_uplink = 1;
+  s.noise = 0.05;
+  const NetworkTopology t = leaves(s.leaf);
+  const SuspectReport report = find_suspects(pair_set(s), {}, &t);
+  EXPECT_TRUE(report.suspects.empty());
+  ASSERT_EQ(report.switches.size(), 1u);
+  EXPECT_EQ(report.switches[0].node, "leaf0");
+  EXPECT_EQ(report.switches[0].alike, std::vector<std::string>{"leaf1"});
+  EXPECT_EQ(suspects_text(report),
+            "# slow switch: leaf0 (uplink to spine; or the uplink of leaf1: no pair tells them "
+            "apart): " +
+                percent_text(report.switches[0].ratio) + " of the pairs that do not cross it\n");
+}
+
+TEST(Placement, ABadHostBehindAHealthyUplinkIsABadNodeAndNoSwitch) {
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    PairSpec s;
+    s.hosts = 8;
+    s.leaf = {0, 0, 0, 1, 1, 1, 2, 2};
+    s.bad_host = static_cast<int>(seed % 8);
+    s.noise = 0.05;
+    s.seed = seed;
+    const NetworkTopology t = leaves(s.leaf);
+    const SuspectReport report = find_suspects(pair_set(s), {}, &t);
+    EXPECT_EQ(suspect_names(report), std::vector<std::string>{host_name(s.bad_host)})
+        << "seed " << seed;
+    EXPECT_TRUE(report.switches.empty()) << "seed " << seed << ": " << report.switches[0].node;
+  }
+}
+
+TEST(Placement, NoiseAloneNamesNoSwitch) {
+  int named = 0;
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    PairSpec s;
+    s.hosts = 8;
+    s.leaf = {0, 0, 0, 1, 1, 1, 2, 2};
+    s.noise = 0.10;
+    s.seed = seed;
+    const NetworkTopology t = leaves(s.leaf);
+    named += find_suspects(pair_set(s), {}, &t).switches.empty() ? 0 : 1;
+  }
+  EXPECT_LE(named, 2) << "of 200 noise-only sets";
 }
 
 TEST(Placement, TopologyUsage) {

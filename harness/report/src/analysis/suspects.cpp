@@ -33,6 +33,7 @@
 #include "collbench/report/suspects.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -303,17 +304,20 @@ PairLevels fit_pair_levels(const ResultSet& set,
 // two-sample test), never from a centre that the host's own slow pairs moved. Returns the hosts
 // named.
 std::set<Name> judge_hosts(const PairLevels& levels, const SuspectRule& rule,
-                           SuspectReport& report) {
+                           const std::set<std::size_t>& explained, SuspectReport& report) {
   const std::size_t count = report.pairs.size();
   const bool exact = count <= kExactReferencePairs;
   std::map<Name, std::vector<std::size_t>> pairs_of;
+  std::vector<std::size_t> unexplained;
   for (std::size_t i = 0; i < count; ++i) {
+    if (explained.count(i)) continue;
     pairs_of[report.pairs[i].a].push_back(i);
     pairs_of[report.pairs[i].b].push_back(i);
+    unexplained.push_back(i);
   }
   const double effect = min_effect_log(rule);
   std::set<Name> named;
-  std::vector<double> all_levels = levels.fit.level;
+  std::vector<double> all_levels = levels.of(unexplained);
   const double shared_median = exact ? 0 : median(all_levels);
   for (Name host : report.hosts) {
     const auto& mine = pairs_of[host];
@@ -321,7 +325,7 @@ std::set<Name> judge_hosts(const PairLevels& levels, const SuspectRule& rule,
     std::vector<double> ref;
     if (exact) {
       std::vector<std::size_t> others;
-      for (std::size_t i = 0; i < count; ++i) {
+      for (auto i : unexplained) {
         if (report.pairs[i].a != host && report.pairs[i].b != host) others.push_back(i);
       }
       ref = levels.of(others);
@@ -373,13 +377,14 @@ std::set<Name> judge_hosts(const PairLevels& levels, const SuspectRule& rule,
 // Links between hosts not named, each judged against every other pair of good hosts: one pair's
 // level against the median of theirs, with the spread of a pair about that median.
 void judge_links(const PairLevels& levels, const std::set<Name>& named, const SuspectRule& rule,
-                 SuspectReport& report) {
+                 const std::set<std::size_t>& explained, SuspectReport& report) {
   const std::size_t count = report.pairs.size();
   const bool exact = count <= kExactReferencePairs;
   const double effect = min_effect_log(rule);
   std::vector<std::size_t> good;
   for (std::size_t i = 0; i < count; ++i) {
-    if (!named.count(report.pairs[i].a) && !named.count(report.pairs[i].b)) good.push_back(i);
+    if (!explained.count(i) && !named.count(report.pairs[i].a) && !named.count(report.pairs[i].b))
+      good.push_back(i);
   }
   double shared_good_median = 0, shared_good_spread = 0;
   if (!exact) {
@@ -423,11 +428,96 @@ void judge_links(const PairLevels& levels, const std::set<Name>& named, const Su
   }
 }
 
-void pair_evidence(const ResultSet& set, const SuspectRule& rule, SuspectReport& report) {
+// Uplinks, with a topology: for each switch with two measured hosts or more below it and a
+// switch above, the pairs that cross its uplink (one host below, one outside) against the pairs
+// that do not, like a host against the pairs it is not in. Named when they are slow beyond the
+// spread of a pair (and most of them by the minimum effect) while the pairs of its own hosts are
+// not: a slow host is slow with its neighbours too. Uplinks whose crossing pairs are the same
+// pairs (two leaves under one spine) are one finding. Returns the pairs a named uplink explains.
+std::set<std::size_t> judge_uplinks(const PairLevels& levels, const NetworkTopology& topology,
+                                    const SuspectRule& rule, SuspectReport& report) {
+  const std::size_t count = report.pairs.size();
+  const double effect = min_effect_log(rule);
+  // Every switch with its parent, from the hosts' paths.
+  std::map<std::string, std::string> parent_of;
+  for (Name h : report.hosts) {
+    const auto it = topology.uplinks.find(h.str());
+    if (it == topology.uplinks.end()) continue;
+    for (std::size_t k = 0; k + 1 < it->second.size(); ++k) {
+      parent_of.emplace(it->second[k], it->second[k + 1]);
+    }
+  }
+  auto below = [&](Name host, const std::string& node) {
+    const auto it = topology.uplinks.find(host.str());
+    return it != topology.uplinks.end() &&
+           std::find(it->second.begin(), it->second.end(), node) != it->second.end();
+  };
+  std::set<std::size_t> explained;
+  std::map<std::vector<std::size_t>, std::size_t> finding_of;  // crossing pairs -> finding
+  for (const auto& [node, parent] : parent_of) {
+    std::vector<std::size_t> crossing, inside, reference;
+    for (std::size_t i = 0; i < count; ++i) {
+      const bool a = below(report.pairs[i].a, node), b = below(report.pairs[i].b, node);
+      if (a != b) {
+        crossing.push_back(i);
+      } else {
+        reference.push_back(i);
+        if (a) inside.push_back(i);
+      }
+    }
+    if (crossing.size() < 2 || inside.empty() ||
+        static_cast<int>(reference.size()) < rule.min_reference_pairs) {
+      continue;
+    }
+    std::vector<double> deviations;
+    const std::vector<double> own = levels.of(crossing);
+    const double own_median = centre(own, deviations);
+    const double ref_median = centre(levels.of(reference), deviations);
+    const double pair_spread = std::max(
+        spread_of(deviations, static_cast<double>(deviations.size()) - 2, levels.unmeasured),
+        levels.level_noise);
+    const double margin =
+        std::max(effect, rule.spread_factor * pair_spread *
+                             std::hypot(per_median(own.size()), per_median(reference.size())));
+    const auto slow =
+        std::count_if(own.begin(), own.end(), [&](double l) { return l - ref_median < -effect; });
+    const double inside_median = median(levels.of(inside));
+    if (!(own_median < ref_median - margin) || 2 * static_cast<std::size_t>(slow) <= own.size() ||
+        inside_median < ref_median - margin) {
+      continue;
+    }
+    explained.insert(crossing.begin(), crossing.end());
+    if (const auto same = finding_of.find(crossing); same != finding_of.end()) {
+      report.switches[same->second].alike.push_back(node);
+      continue;
+    }
+    finding_of.emplace(crossing, report.switches.size());
+    SlowSwitch s;
+    s.node = node;
+    s.parent = parent;
+    s.pairs = static_cast<int>(crossing.size());
+    s.ratio = std::exp(own_median - ref_median);
+    s.effect = 1 - s.ratio;
+    s.reason = fmt::format(
+        "pair evidence: {} of the {} pairs across its uplink are slow; they ran at a median {} of "
+        "the other {} pairs (named below {}; spread of a pair {}), while its own {} pairs ran at "
+        "{}",
+        slow, crossing.size(), percent_text(s.ratio), reference.size(),
+        percent_text(std::exp(-margin)), percent_text(pair_spread), inside.size(),
+        percent_text(std::exp(inside_median - ref_median)));
+    report.switches.push_back(std::move(s));
+  }
+  return explained;
+}
+
+void pair_evidence(const ResultSet& set, const SuspectRule& rule, const NetworkTopology* topology,
+                   SuspectReport& report) {
   const auto used_points = pair_points(set, rule, report);
   const PairLevels levels = fit_pair_levels(set, used_points, report);
-  const std::set<Name> named = judge_hosts(levels, rule, report);
-  judge_links(levels, named, rule, report);
+  const std::set<std::size_t> explained =
+      topology ? judge_uplinks(levels, *topology, rule, report) : std::set<std::size_t>{};
+  const std::set<Name> named = judge_hosts(levels, rule, explained, report);
+  judge_links(levels, named, rule, explained, report);
 }
 
 // --- Straggler evidence. -----------------------------------------------------------------------
@@ -658,9 +748,10 @@ double binomial_tail(std::size_t k, std::size_t n, double p) {
   return std::min(1.0, sum);
 }
 
-SuspectReport find_suspects(const ResultSet& set, const SuspectRule& rule) {
+SuspectReport find_suspects(const ResultSet& set, const SuspectRule& rule,
+                            const NetworkTopology* topology) {
   SuspectReport report;
-  pair_evidence(set, rule, report);
+  pair_evidence(set, rule, topology, report);
   straggler_evidence(set, rule, report);
   std::stable_sort(report.suspects.begin(), report.suspects.end(),
                    [](const SuspectHost& a, const SuspectHost& b) {
@@ -668,6 +759,8 @@ SuspectReport find_suspects(const ResultSet& set, const SuspectRule& rule) {
                    });
   std::stable_sort(report.links.begin(), report.links.end(),
                    [](const SlowLink& a, const SlowLink& b) { return a.effect > b.effect; });
+  std::stable_sort(report.switches.begin(), report.switches.end(),
+                   [](const SlowSwitch& a, const SlowSwitch& b) { return a.effect > b.effect; });
   return report;
 }
 
@@ -683,8 +776,21 @@ SuspectsRecord suspects_record(const SuspectReport& report) {
   return record;
 }
 
+std::string SlowSwitch::alike_text() const {
+  return alike.empty()
+             ? std::string()
+             : fmt::format("; or the uplink of {}: no pair tells them apart", join(alike, ", "));
+}
+
 std::string suspects_text(const SuspectReport& report) {
-  return suspects_text(suspects_record(report));
+  std::string text = suspects_text(suspects_record(report));
+  for (const auto& s : report.switches) {
+    text += fmt::format(
+        "# slow switch: {}: {} of the pairs that do not cross it\n",
+        shown(fmt::format("{} (uplink to {}{})", s.node, s.parent, s.alike_text()), 200),
+        percent_text(s.ratio));
+  }
+  return text;
 }
 
 }  // namespace collbench::report

@@ -150,6 +150,11 @@ void render_charts(ReportCharts& charts) {
   }
 }
 
+// --topology's tree, for the suspects' uplink judgement; null without one.
+const NetworkTopology* topology_of(const ReportOptions& options) {
+  return options.topology ? &*options.topology : nullptr;
+}
+
 ReportFindings find_report_findings(const ResultSet& set, const Model& model,
                                     SuspectReport suspects,
                                     const std::optional<NetworkTopology>& topology) {
@@ -190,7 +195,8 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   try {
     render_charts(charts);
     const ReportFindings findings = find_report_findings(
-        set, model, suspects ? std::move(*suspects) : find_suspects(set), options.topology);
+        set, model, suspects ? std::move(*suspects) : find_suspects(set, {}, topology_of(options)),
+        options.topology);
     summary = summary_markdown(set, model, findings, options, reference);
     html = index_html(set, model, charts, findings, options, reference);
   } catch (...) {
@@ -440,7 +446,9 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   // while this one builds the model (each is a pass over every row).
   std::future<SuspectReport> suspects_found;
   if (options.suspects || options.format == OutputFormat::kHtml) {
-    suspects_found = std::async(std::launch::async, [&set] { return find_suspects(set); });
+    suspects_found = std::async(std::launch::async, [&set, &options] {
+      return find_suspects(set, {}, topology_of(options));
+    });
   }
   const Model model = build_model(set, options.view);
   check_view_values(options.view, {&model});

@@ -180,7 +180,7 @@ std::string suspects_html_section(const SuspectReport& report,
   if (!report.worth_showing()) return "";
   std::string s = "<section id=\"suspects\">\n<h2>Slow nodes and links</h2>\n";
   s += fmt::format("<p class=\"note\">{}</p>\n", xml_escape(rule_text(SuspectRule{})));
-  if (report.suspects.empty() && report.links.empty()) {
+  if (report.suspects.empty() && report.links.empty() && report.switches.empty()) {
     s += "<p>No host or link stands out.</p>\n";
   } else {
     s += "<ul class=\"suspects\">\n";
@@ -191,6 +191,11 @@ std::string suspects_html_section(const SuspectReport& report,
     for (const auto& l : report.links) {
       s += fmt::format("<li>link <strong>{} ↔ {}</strong>: {}.</li>\n", xml_escape(l.a.str()),
                        xml_escape(l.b.str()), xml_escape(l.reason));
+    }
+    for (const auto& w : report.switches) {
+      s += fmt::format("<li>switch <strong>{}</strong> (uplink to {}{}): {}.</li>\n",
+                       xml_escape(w.node), xml_escape(w.parent), xml_escape(w.alike_text()),
+                       xml_escape(w.reason));
     }
     s += "</ul>\n";
   }
@@ -226,7 +231,7 @@ std::string suspects_html_section(const SuspectReport& report,
 std::string suspects_markdown_section(const SuspectReport& report) {
   if (!report.worth_showing()) return "";
   std::string md = "\n## Slow nodes and links\n\n" + rule_text(SuspectRule{}) + "\n\n";
-  if (report.suspects.empty() && report.links.empty()) {
+  if (report.suspects.empty() && report.links.empty() && report.switches.empty()) {
     md += "No host or link stands out.\n";
   } else {
     for (const auto& h : report.suspects) {
@@ -234,6 +239,10 @@ std::string suspects_markdown_section(const SuspectReport& report) {
     }
     for (const auto& l : report.links) {
       md += fmt::format("- link **{} ↔ {}**: {}.\n", l.a, l.b, l.reason);
+    }
+    for (const auto& w : report.switches) {
+      md += fmt::format("- switch **{}** (uplink to {}{}): {}.\n", w.node, w.parent, w.alike_text(),
+                        w.reason);
     }
   }
   if (!report.pairs.empty()) {

@@ -17,6 +17,7 @@
 #include "collbench/name.h"
 #include "collbench/report/results.h"
 #include "collbench/suspects_record.h"
+#include "collbench/topology.h"
 
 namespace collbench::report {
 
@@ -95,32 +96,57 @@ struct SlowLink {
   std::string reason;
 };
 
+/// A switch whose uplink is slow: the pairs that cross it (one host below it, one outside) are
+/// slow, while pairs of its own hosts and pairs elsewhere are not.
+struct SlowSwitch {
+  std::string node;    ///< the switch below the slow uplink
+  std::string parent;  ///< the switch the uplink goes to
+  /// Switches below `parent` whose uplinks no pair tells apart from this one's (with two
+  /// leaves, every pair that crosses one leaf's uplink crosses the other's too).
+  std::vector<std::string> alike;
+  int pairs = 0;     ///< pairs that cross it
+  double ratio = 0;  ///< their median level over the median of the pairs that do not
+  double effect = 0;
+  std::string reason;
+
+  /// "; or the uplink of leafB: no pair tells them apart", or "" when `alike` is empty.
+  std::string alike_text() const;
+};
+
 struct SuspectReport {
   std::vector<Name> hosts;  ///< every host with pair evidence, by name
   std::vector<PairStat> pairs;
   std::vector<HostPairs> host_pairs;
   std::vector<SuspectHost> suspects;  ///< most suspect first
   std::vector<SlowLink> links;        ///< most suspect first
+  std::vector<SlowSwitch> switches;   ///< with a topology: slow uplinks, most suspect first
   std::vector<Straggler> stragglers;  ///< hosts with their ranks below each, most often first
   std::size_t group_rows = 0;         ///< rows measured in a group (--split)
   std::size_t pair_rows = 0;          ///< of those, two-node pair rows used as pair evidence
 
   /// Whether the report shows the section: grouped rows, or anything named.
-  bool worth_showing() const { return group_rows > 0 || !suspects.empty() || !links.empty(); }
+  bool worth_showing() const {
+    return group_rows > 0 || !suspects.empty() || !links.empty() || !switches.empty();
+  }
   /// The pair of two hosts, if measured.
   const PairStat* pair(Name a, Name b) const;
 };
 
 /// The analysis: a pure function of the rows (status ok ones) and, for the hosts of rows
 /// measured by the whole job, the runs' context records.
-SuspectReport find_suspects(const ResultSet& set, const SuspectRule& rule = {});
+/// With `topology`, slow uplinks are judged first (SlowSwitch), and the pairs that cross a slow
+/// one are left out of the judgement of hosts and links: hosts behind a slow uplink are not bad
+/// nodes.
+SuspectReport find_suspects(const ResultSet& set, const SuspectRule& rule = {},
+                            const NetworkTopology* topology = nullptr);
 
 /// What was named, as the record collbench-report --suspects --json prints
 /// (collbench/suspects_record.h).
 SuspectsRecord suspects_record(const SuspectReport& report);
 
 /// collbench-report --suspects's standard output: one suspect host per line, most suspect first,
-/// then "# slow link: a <-> b: 41% of the median pair" lines; "" when nothing is named.
+/// then "# slow link: a <-> b: 41% of the median pair" lines, then "# slow switch: leaf2 (uplink
+/// to spine): ..." lines; "" when nothing is named.
 std::string suspects_text(const SuspectReport& report);
 
 /// One-sided binomial test: P(X >= k) for X ~ Binomial(n, p).
