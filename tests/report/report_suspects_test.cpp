@@ -752,16 +752,27 @@ NetworkTopology leaves(const std::vector<int>& leaf) {
   return read_slurm_topology(text, "topology.conf");
 }
 
+// Eight hosts on three leaves under one spine.
+PairSpec three_leaves(unsigned seed, double noise) {
+  PairSpec s;
+  s.hosts = 8;
+  s.leaf = {0, 0, 0, 1, 1, 1, 2, 2};
+  s.noise = noise;
+  s.seed = seed;
+  return s;
+}
+
+// The suspects of `s`'s tournament judged on its leaves' tree.
+SuspectReport suspects_on_tree(const PairSpec& s) {
+  const NetworkTopology t = leaves(s.leaf);
+  return find_suspects(pair_set(s), {}, &t);
+}
+
 TEST(Placement, ASlowUplinkIsNamedAsTheSwitchAndItsHostsAreNotBadNodes) {
   for (unsigned seed = 1; seed <= 10; ++seed) {
-    PairSpec s;
-    s.hosts = 8;
-    s.leaf = {0, 0, 0, 1, 1, 1, 2, 2};
+    PairSpec s = three_leaves(seed, 0.05);
     s.slow_uplink = static_cast<int>(seed % 3);
-    s.noise = 0.05;
-    s.seed = seed;
-    const NetworkTopology t = leaves(s.leaf);
-    const SuspectReport report = find_suspects(pair_set(s), {}, &t);
+    const SuspectReport report = suspects_on_tree(s);
     EXPECT_TRUE(report.suspects.empty())
         << "seed " << seed << ": " << fmt::format("{}", fmt::join(suspect_names(report), ","));
     EXPECT_TRUE(report.links.empty()) << "seed " << seed;
@@ -779,8 +790,7 @@ TEST(Placement, TwoLeavesMakeOneFindingForTheirTwoUplinks) {
   s.leaf = {0, 0, 0, 0, 1, 1, 1, 1};
   s.slow_uplink = 1;
   s.noise = 0.05;
-  const NetworkTopology t = leaves(s.leaf);
-  const SuspectReport report = find_suspects(pair_set(s), {}, &t);
+  const SuspectReport report = suspects_on_tree(s);
   EXPECT_TRUE(report.suspects.empty());
   ASSERT_EQ(report.switches.size(), 1u);
   EXPECT_EQ(report.switches[0].node, "leaf0");
@@ -793,14 +803,9 @@ TEST(Placement, TwoLeavesMakeOneFindingForTheirTwoUplinks) {
 
 TEST(Placement, ABadHostBehindAHealthyUplinkIsABadNodeAndNoSwitch) {
   for (unsigned seed = 1; seed <= 10; ++seed) {
-    PairSpec s;
-    s.hosts = 8;
-    s.leaf = {0, 0, 0, 1, 1, 1, 2, 2};
+    PairSpec s = three_leaves(seed, 0.05);
     s.bad_host = static_cast<int>(seed % 8);
-    s.noise = 0.05;
-    s.seed = seed;
-    const NetworkTopology t = leaves(s.leaf);
-    const SuspectReport report = find_suspects(pair_set(s), {}, &t);
+    const SuspectReport report = suspects_on_tree(s);
     EXPECT_EQ(suspect_names(report), std::vector<std::string>{host_name(s.bad_host)})
         << "seed " << seed;
     EXPECT_TRUE(report.switches.empty()) << "seed " << seed << ": " << report.switches[0].node;
@@ -810,13 +815,7 @@ TEST(Placement, ABadHostBehindAHealthyUplinkIsABadNodeAndNoSwitch) {
 TEST(Placement, NoiseAloneNamesNoSwitch) {
   int named = 0;
   for (unsigned seed = 1; seed <= 200; ++seed) {
-    PairSpec s;
-    s.hosts = 8;
-    s.leaf = {0, 0, 0, 1, 1, 1, 2, 2};
-    s.noise = 0.10;
-    s.seed = seed;
-    const NetworkTopology t = leaves(s.leaf);
-    named += find_suspects(pair_set(s), {}, &t).switches.empty() ? 0 : 1;
+    named += suspects_on_tree(three_leaves(seed, 0.10)).switches.empty() ? 0 : 1;
   }
   EXPECT_LE(named, 2) << "of 200 noise-only sets";
 }
