@@ -799,6 +799,16 @@ TEST(Placement, TwoLeavesMakeOneFindingForTheirTwoUplinks) {
             "# slow switch: leaf0 (uplink to spine; or the uplink of leaf1: no pair tells them "
             "apart): " +
                 percent_text(report.switches[0].ratio) + " of the pairs that do not cross it\n");
+  // --suspects --json carries it for programs (collbench-sweep hunt), and reads back alike.
+  const SuspectsRecord back = read_suspects_json(suspects_json(suspects_record(report)));
+  ASSERT_EQ(back.switches.size(), 1u);
+  EXPECT_EQ(back.switches[0].node, "leaf0");
+  EXPECT_EQ(back.switches[0].parent, "spine");
+  EXPECT_EQ(back.switches[0].alike, std::vector<std::string>{"leaf1"});
+  EXPECT_EQ(back.switches[0].reason, report.switches[0].reason);
+  // Without a topology the document is what it always was: no "switches" member.
+  EXPECT_EQ(suspects_json(suspects_record(find_suspects(pair_set(s)))).find("switches"),
+            std::string::npos);
 }
 
 TEST(Placement, ABadHostBehindAHealthyUplinkIsABadNodeAndNoSwitch) {

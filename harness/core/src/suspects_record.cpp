@@ -59,6 +59,13 @@ SuspectsRecord read_suspects_json(std::string_view text) {
   return record;
 }
 
+std::string NamedSwitch::uplink_text() const {
+  return fmt::format("{} (uplink to {}{})", node, parent,
+                     alike.empty() ? std::string()
+                                   : fmt::format("; or the uplink of {}: no pair tells them apart",
+                                                 join(alike, ", ")));
+}
+
 std::string suspects_text(const SuspectsRecord& record) {
   std::string text, comments;
   for (const auto& s : record.hosts) {
@@ -72,6 +79,10 @@ std::string suspects_text(const SuspectsRecord& record) {
   for (const auto& l : record.links) {
     text += fmt::format("# slow link: {} <-> {}: {} of the median pair\n", comment_text(l.a),
                         comment_text(l.b), percent_text(l.ratio));
+  }
+  for (const auto& s : record.switches) {
+    text += fmt::format("# slow switch: {}: {} of the pairs that do not cross it\n",
+                        comment_text(s.uplink_text()), percent_text(s.ratio));
   }
   return text;
 }

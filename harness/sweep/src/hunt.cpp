@@ -25,6 +25,17 @@
 #include "lists.h"
 
 namespace collbench::sweep {
+
+MeasureRequest default_hunt_request() {
+  MeasureRequest r;
+  r.tests = {"all_reduce"};
+  r.min_bytes = 1 << 20;
+  r.max_bytes = 64 << 20;
+  r.step_factor = 4;
+  r.iters = 20;
+  r.warmup = 5;
+  return r;
+}
 namespace fs = std::filesystem;
 namespace {
 

@@ -39,14 +39,37 @@ struct NamedLink {
   }
 };
 
+/// A switch whose uplink is slow (with the network's topology): the pairs across it are slow
+/// while its own hosts' pairs are not.
+struct NamedSwitch {
+  std::string node;    ///< the switch below the uplink
+  std::string parent;  ///< the switch the uplink goes to
+  /// Switches whose uplinks no pair tells apart from this one's (two leaves under one spine).
+  std::vector<std::string> alike;
+  double ratio = 1;  ///< the crossing pairs' speed against the pairs that do not cross it
+  std::string reason;
+
+  /// "leaf0 (uplink to spine)", with "; or the uplink of leaf1: no pair tells them apart"
+  /// inside the parentheses when `alike` names any.
+  std::string uplink_text() const;
+
+  static constexpr auto fields() {
+    return std::tuple{Field{"node", &NamedSwitch::node}, Field{"parent", &NamedSwitch::parent},
+                      Field{"alike", &NamedSwitch::alike}, Field{"ratio", &NamedSwitch::ratio},
+                      Field{"reason", &NamedSwitch::reason}};
+  }
+};
+
 /// Everything named, most suspect first in each list.
 struct SuspectsRecord {
   std::vector<NamedHost> hosts;
   std::vector<NamedLink> links;
+  std::vector<NamedSwitch> switches;  ///< only with a topology; absent from the JSON when none
 
   static constexpr auto fields() {
     return std::tuple{Field{"hosts", &SuspectsRecord::hosts},
-                      Field{"links", &SuspectsRecord::links}};
+                      Field{"links", &SuspectsRecord::links},
+                      Field{"switches", &SuspectsRecord::switches, Presence::kOmittedWhenEmpty}};
   }
 };
 
@@ -60,8 +83,9 @@ std::string suspects_json(const SuspectsRecord& record);
 SuspectsRecord read_suspects_json(std::string_view text);
 
 /// The text collbench-report --suspects prints: one host per line, most suspect first (ready
-/// for sbatch --exclude), then "# slow link: a <-> b: 41% of the median pair" lines; a host name
-/// that is not a hostname goes into a comment line instead. "" when nothing is named.
+/// for sbatch --exclude), then "# slow link: a <-> b: 41% of the median pair" lines, then
+/// "# slow switch: leaf2 (uplink to spine): 50% of the pairs that do not cross it" lines; a host
+/// name that is not a hostname goes into a comment line instead. "" when nothing is named.
 std::string suspects_text(const SuspectsRecord& record);
 
 }  // namespace collbench

@@ -773,24 +773,13 @@ SuspectsRecord suspects_record(const SuspectReport& report) {
   }
   for (const auto& l : report.links)
     record.links.push_back({l.a.str(), l.b.str(), l.ratio, l.reason});
+  for (const auto& w : report.switches)
+    record.switches.push_back({w.node, w.parent, w.alike, w.ratio, w.reason});
   return record;
 }
 
-std::string SlowSwitch::alike_text() const {
-  return alike.empty()
-             ? std::string()
-             : fmt::format("; or the uplink of {}: no pair tells them apart", join(alike, ", "));
-}
-
 std::string suspects_text(const SuspectReport& report) {
-  std::string text = suspects_text(suspects_record(report));
-  for (const auto& s : report.switches) {
-    text += fmt::format(
-        "# slow switch: {}: {} of the pairs that do not cross it\n",
-        shown(fmt::format("{} (uplink to {}{})", s.node, s.parent, s.alike_text()), 200),
-        percent_text(s.ratio));
-  }
-  return text;
+  return suspects_text(suspects_record(report));
 }
 
 }  // namespace collbench::report

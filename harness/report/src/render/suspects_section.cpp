@@ -74,6 +74,11 @@ std::string rule_text(const SuspectRule& rule) {
       100 * rule.straggler_alpha, percent_text(rule.min_straggler_excess));
 }
 
+// "leaf0 (uplink to spine)" as the suspects' record words it.
+std::string uplink_text(const SlowSwitch& s) {
+  return NamedSwitch{s.node, s.parent, s.alike, s.ratio, s.reason}.uplink_text();
+}
+
 }  // namespace
 
 std::string suspects_heatmap_svg(const SuspectReport& report,
@@ -193,8 +198,7 @@ std::string suspects_html_section(const SuspectReport& report,
                        xml_escape(l.b.str()), xml_escape(l.reason));
     }
     for (const auto& w : report.switches) {
-      s += fmt::format("<li>switch <strong>{}</strong> (uplink to {}{}): {}.</li>\n",
-                       xml_escape(w.node), xml_escape(w.parent), xml_escape(w.alike_text()),
+      s += fmt::format("<li>switch {}: {}.</li>\n", xml_escape(uplink_text(w)),
                        xml_escape(w.reason));
     }
     s += "</ul>\n";
@@ -241,8 +245,7 @@ std::string suspects_markdown_section(const SuspectReport& report) {
       md += fmt::format("- link **{} ↔ {}**: {}.\n", l.a, l.b, l.reason);
     }
     for (const auto& w : report.switches) {
-      md += fmt::format("- switch **{}** (uplink to {}{}): {}.\n", w.node, w.parent, w.alike_text(),
-                        w.reason);
+      md += fmt::format("- switch {}: {}.\n", uplink_text(w), w.reason);
     }
   }
   if (!report.pairs.empty()) {

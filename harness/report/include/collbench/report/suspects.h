@@ -108,9 +108,6 @@ struct SlowSwitch {
   double ratio = 0;  ///< their median level over the median of the pairs that do not
   double effect = 0;
   std::string reason;
-
-  /// "; or the uplink of leafB: no pair tells them apart", or "" when `alike` is empty.
-  std::string alike_text() const;
 };
 
 struct SuspectReport {

@@ -30,18 +30,17 @@
 namespace collbench::sweep {
 
 /// The hunt's command line.
+/// What the hunt measures unless told otherwise: all_reduce from 1 MiB to 64 MiB by 4, 20
+/// iterations after 5 warm-up ones.
+MeasureRequest default_hunt_request();
+
 struct HuntSettings {
   int nodes = 0;
   int tasks_per_node = 1;
   std::string partition;  ///< "" = Slurm's default partition
   /// What every measurement of the hunt asks collbench for; unset fields take collbench's
   /// defaults.
-  MeasureRequest request{.tests = {"all_reduce"},
-                         .min_bytes = 1 << 20,
-                         .max_bytes = 64 << 20,
-                         .step_factor = 4,
-                         .iters = 20,
-                         .warmup = 5};
+  MeasureRequest request = default_hunt_request();
   std::vector<std::string> splits{"pairs"};  ///< collbench --split modes, one run each
   int repeats = 1;                           ///< tournaments per mode
   double threshold = 0.25;                   ///< a retest this far below the good pair is slow
