@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collbench/report/report.h"
+#include "collbench/text.h"
 #include "input/import_text.h"
 #include "report_test_util.h"
 
@@ -68,10 +69,10 @@ TEST(ImportFormats, TextHelpers) {
   EXPECT_EQ(nccl_tests_program_test("my_perfume and _perf"), "");
   EXPECT_EQ(detail::nccl_version_text(22809), "2.28.9");
   EXPECT_EQ(detail::nccl_version_text(2708), "2.7.8");
-  EXPECT_EQ(detail::words(" a  b\tc "), (std::vector<std::string_view>{"a", "b", "c"}));
-  EXPECT_EQ(detail::parse_number<double>("1e+06"), 1e6);
-  EXPECT_FALSE(detail::parse_number<double>("N/A"));
-  EXPECT_FALSE(detail::parse_number<int>("12x"));
+  EXPECT_EQ(collbench::words(" a  b\tc "), (std::vector<std::string_view>{"a", "b", "c"}));
+  EXPECT_EQ(collbench::parse_number<double>("1e+06"), 1e6);
+  EXPECT_FALSE(collbench::parse_number<double>("N/A"));
+  EXPECT_FALSE(collbench::parse_number<int>("12x"));
   using detail::launch_of;
   const auto ranks = [](std::string_view line, std::string_view program) {
     const auto launch = launch_of(line, program);

@@ -16,15 +16,6 @@ namespace collbench {
 
 namespace {
 
-// A whole number or a decimal, all of `text`; nullopt otherwise.
-template <typename T>
-std::optional<T> parse_number(std::string_view text) {
-  T value{};
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 // Whether `flag` is one of the comma-separated `names` ("-b,--minbytes").
 bool names_include(std::string_view names, std::string_view flag) {
   for (const std::string& name : split(names, ',')) {

@@ -17,6 +17,18 @@ std::vector<std::string> split(std::string_view text, char separator) {
   return parts;
 }
 
+std::vector<std::string_view> words(std::string_view text) {
+  constexpr std::string_view kBlanks = " \t\r\n\v\f";
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while ((i = text.find_first_not_of(kBlanks, i)) != std::string_view::npos) {
+    const std::size_t end = std::min(text.find_first_of(kBlanks, i), text.size());
+    out.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
 std::vector<std::string> split_nonempty(std::string_view text, char separator) {
   std::vector<std::string> parts = split(text, separator);
   std::erase_if(parts, [](const std::string& part) { return part.empty(); });

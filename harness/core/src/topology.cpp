@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,22 +14,6 @@
 
 namespace collbench {
 namespace {
-
-std::optional<std::uint64_t> parse_uint(std::string_view text) {
-  std::uint64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
-// The words of a line, split at blanks and tabs.
-std::vector<std::string> words_of(std::string_view line) {
-  std::vector<std::string> out;
-  for (auto& part : split_nonempty(line, ' ')) {
-    for (auto& word : split_nonempty(part, '\t')) out.push_back(std::move(word));
-  }
-  return out;
-}
 
 // Top-level terms of a hostlist: split at commas outside brackets.
 std::vector<std::string_view> hostlist_terms(std::string_view expression, std::string_view what) {
@@ -63,8 +46,8 @@ std::vector<std::string> bracket_values(std::string_view group, std::string_view
     const auto dash = item.find('-');
     const auto first = item.substr(0, dash);
     const auto last = dash == std::string_view::npos ? first : item.substr(dash + 1);
-    const auto low = parse_uint(first);
-    const auto high = parse_uint(last);
+    const auto low = parse_number<std::uint64_t>(first);
+    const auto high = parse_number<std::uint64_t>(last);
     if (!low || !high || *high < *low || *high - *low > 1'000'000) {
       throw_usage("{}: \"{}\" in hostlist \"{}\" is not a number or an ascending range A-B", what,
                   shown(item), shown(expression));
@@ -109,7 +92,7 @@ struct SlurmSwitch {
 SlurmSwitch read_switch_line(std::string_view line, std::size_t number, std::string_view source) {
   SlurmSwitch s;
   s.line = number;
-  for (const std::string_view word : words_of(line)) {
+  for (const std::string_view word : words(line)) {
     const auto eq = word.find('=');
     if (eq == std::string_view::npos) {
       throw_usage(
@@ -127,7 +110,7 @@ SlurmSwitch read_switch_line(std::string_view line, std::size_t number, std::str
     } else if (key == "Switches") {
       s.children = expand_hostlist(value, what);
     } else if (key == "Level") {
-      const auto level = parse_uint(value);
+      const auto level = parse_number<std::uint64_t>(value);
       if (!level) throw_usage("{}: \"{}\" is not a whole number", what, shown(value));
       s.level = static_cast<int>(*level);
     } else if (key != "LinkSpeed") {
@@ -299,13 +282,13 @@ std::map<std::string, std::string> read_instance_hosts(std::string_view text,
     ++number;
     const auto line = trim(raw.substr(0, raw.find('#')));
     if (line.empty()) continue;
-    const auto words = words_of(line);
-    if (words.size() != 2) {
+    const auto fields = words(line);
+    if (fields.size() != 2) {
       throw_usage("{}:{}: expected \"HOST INSTANCE-ID\", got \"{}\"", source, number, shown(line));
     }
-    const auto [at, added] = out.emplace(std::string(words[1]), std::string(words[0]));
+    const auto [at, added] = out.emplace(std::string(fields[1]), std::string(fields[0]));
     if (!added) {
-      throw_usage("{}:{}: instance {} is named again (host {} before)", source, number, words[1],
+      throw_usage("{}:{}: instance {} is named again (host {} before)", source, number, fields[1],
                   at->second);
     }
   }

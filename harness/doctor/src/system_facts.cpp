@@ -46,19 +46,15 @@ std::string read_line(const fs::path& path) {
   return std::string(trim(std::string_view(*text).substr(0, text->find('\n'))));
 }
 
+// A number a system file holds, white space around it allowed.
 template <typename T>
-std::optional<T> parse_number(std::string_view text) {
-  text = trim(text);
-  T value{};
-  const auto* end = text.data() + text.size();
-  const auto [ptr, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
+std::optional<T> parse_trimmed(std::string_view text) {
+  return parse_number<T>(trim(text));
 }
 
 /// A sysfs numa_node file: -1 (or missing) means the kernel does not know.
 std::optional<int> read_numa_node(const fs::path& path) {
-  const auto node = parse_number<int>(read_line(path));
+  const auto node = parse_trimmed<int>(read_line(path));
   if (!node || *node < 0) return std::nullopt;
   return node;
 }
@@ -98,21 +94,6 @@ std::map<std::string, std::string> colon_fields(std::string_view text) {
   return fields;
 }
 
-std::vector<std::string> words(std::string_view text) {
-  std::vector<std::string> out;
-  std::string word;
-  for (const char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c)) != 0) {
-      if (!word.empty()) out.push_back(std::move(word));
-      word.clear();
-    } else {
-      word.push_back(c);
-    }
-  }
-  if (!word.empty()) out.push_back(std::move(word));
-  return out;
-}
-
 /// "4: ACTIVE" -> "ACTIVE"; a bare word stays itself.
 std::string port_state(std::string_view text) {
   const auto colon = text.find(':');
@@ -131,7 +112,7 @@ NicKind nic_kind(std::string_view driver, const std::vector<NicPort>& ports) {
 std::vector<NicPort> read_ports(const fs::path& device_dir) {
   std::vector<NicPort> ports;
   for (const auto& port_dir : sorted_entries(device_dir / "ports")) {
-    const auto number = parse_number<int>(port_dir.filename().string());
+    const auto number = parse_trimmed<int>(port_dir.filename().string());
     if (!number) continue;
     NicPort port;
     port.number = *number;
@@ -180,7 +161,7 @@ void apply_conf_file(std::string_view text, std::map<std::string, std::string>& 
 std::optional<double> parse_rate_gbps(std::string_view rate) {
   const auto parts = words(rate);
   if (parts.size() < 2 || parts[1] != "Gb/sec") return std::nullopt;
-  const auto value = parse_number<double>(parts[0]);
+  const auto value = parse_trimmed<double>(parts[0]);
   if (!value || *value < 0) return std::nullopt;
   return value;
 }
@@ -195,7 +176,7 @@ std::string parse_driver_version(std::string_view version_text) {
             return std::isdigit(static_cast<unsigned char>(c)) != 0;
           });
         })) {
-      return word;
+      return std::string(word);
     }
   }
   return "";
@@ -207,10 +188,10 @@ std::optional<std::vector<int>> parse_cpulist(std::string_view list) {
   if (list.empty()) return cpus;
   for (const auto& range : split(list, ',')) {
     const auto dash = range.find('-');
-    const auto first = parse_number<int>(std::string_view(range).substr(0, dash));
+    const auto first = parse_trimmed<int>(std::string_view(range).substr(0, dash));
     const auto last = dash == std::string::npos
                           ? first
-                          : parse_number<int>(std::string_view(range).substr(dash + 1));
+                          : parse_trimmed<int>(std::string_view(range).substr(dash + 1));
     if (!first || !last || *first < 0 || *last < *first) return std::nullopt;
     for (int cpu = *first; cpu <= *last; ++cpu) cpus.push_back(cpu);
   }
@@ -224,7 +205,7 @@ std::optional<std::optional<std::uint64_t>> parse_memlock(std::string_view limit
     const auto values = words(std::string_view(line).substr(kName.size()));
     if (values.empty()) return std::nullopt;
     if (values[0] == "unlimited") return std::optional<std::uint64_t>{};
-    const auto bytes = parse_number<std::uint64_t>(values[0]);
+    const auto bytes = parse_trimmed<std::uint64_t>(values[0]);
     if (!bytes) return std::nullopt;
     return std::optional<std::uint64_t>{*bytes};
   }
@@ -234,8 +215,8 @@ std::optional<std::optional<std::uint64_t>> parse_memlock(std::string_view limit
 std::optional<std::pair<int, int>> parse_kernel_version(std::string_view release) {
   const auto parts = split(release.substr(0, release.find_first_not_of("0123456789.")), '.');
   if (parts.size() < 2) return std::nullopt;
-  const auto major = parse_number<int>(parts[0]);
-  const auto minor = parse_number<int>(parts[1]);
+  const auto major = parse_trimmed<int>(parts[0]);
+  const auto minor = parse_trimmed<int>(parts[1]);
   if (!major || !minor) return std::nullopt;
   return std::pair{*major, *minor};
 }
@@ -348,12 +329,12 @@ MemoryFact read_memory(const fs::path& root) {
   if (const auto meminfo = read_text(under(root, "/proc/meminfo"))) {
     const auto fields = colon_fields(*meminfo);
     if (const auto it = fields.find("HugePages_Total"); it != fields.end()) {
-      memory.hugepages_total = parse_number<std::uint64_t>(it->second).value_or(0);
+      memory.hugepages_total = parse_trimmed<std::uint64_t>(it->second).value_or(0);
     }
     if (const auto it = fields.find("Hugepagesize"); it != fields.end()) {
       const auto parts = words(it->second);  // "2048 kB"
       if (!parts.empty()) {
-        memory.hugepage_size_kb = parse_number<std::uint64_t>(parts[0]).value_or(0);
+        memory.hugepage_size_kb = parse_trimmed<std::uint64_t>(parts[0]).value_or(0);
       }
     }
   }
@@ -422,7 +403,7 @@ std::vector<int> numa_nodes_of(const fs::path& root, std::span<const int> cpus) 
   for (const auto& node_dir : sorted_entries(under(root, "/sys/devices/system/node"))) {
     const std::string name = node_dir.filename().string();
     if (!name.starts_with("node")) continue;
-    const auto node = parse_number<int>(std::string_view(name).substr(4));
+    const auto node = parse_trimmed<int>(std::string_view(name).substr(4));
     const auto list = parse_cpulist(read_line(node_dir / "cpulist"));
     if (!node || !list) continue;
     if (std::ranges::any_of(*list, [&](int cpu) { return wanted.contains(cpu); })) {

@@ -1,6 +1,7 @@
 // Splitting, joining and trimming text, written once for every tool.
 #pragma once
 
+#include <charconv>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -37,6 +38,21 @@ std::string shown(std::string_view text, std::size_t limit = 80);
 
 /// `text` without leading and trailing white space.
 std::string_view trim(std::string_view text);
+
+/// The words of `text`: its runs of characters other than white space (blank, tab, carriage
+/// return, newline, vertical tab, form feed), as views into it.
+std::vector<std::string_view> words(std::string_view text);
+
+/// `text` as a number of type T when all of it is one ("12", "3.5", "1e+06" for a floating
+/// type); nullopt for "", " 12", "12x", "N/A" or a value T cannot hold.
+template <typename T>
+std::optional<T> parse_number(std::string_view text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
 
 /// A ratio as a whole percentage: 0.874 -> "87%".
 std::string whole_percent(double ratio);

@@ -13,8 +13,6 @@ namespace collbench::report::detail {
 
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
@@ -97,18 +95,6 @@ std::string_view strip_launcher_prefix(std::string_view line) {
     return trim(line.substr(digits + 2));
   }
   return line;
-}
-
-std::vector<std::string_view> words(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && is_blank(text[i])) ++i;
-    const std::size_t start = i;
-    while (i < text.size() && !is_blank(text[i])) ++i;
-    if (i > start) out.push_back(text.substr(start, i - start));
-  }
-  return out;
 }
 
 std::string_view nccl_tests_program_test(std::string_view text) {

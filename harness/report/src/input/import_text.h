@@ -1,31 +1,18 @@
 // What the readers of other tools' printed output share: a line without what launchers put in
-// front of it, its words, and numbers that must be whole words.
+// front of it, and (from collbench/text.h) its words and numbers that must be whole words.
 #pragma once
 
-#include <charconv>
 #include <optional>
 #include <string_view>
-#include <system_error>
 #include <vector>
+
+#include "collbench/text.h"
 
 namespace collbench::report::detail {
 
 /// `line` without the prefix a launcher puts before each line of a process's output: mpirun
 /// --tag-output's "[1,0]<stdout>:" and srun --label's "12: ", then trimmed.
 std::string_view strip_launcher_prefix(std::string_view line);
-
-/// The words of `text`: the runs of characters between blanks.
-std::vector<std::string_view> words(std::string_view text);
-
-/// `text` as a number when all of it is one ("12", "3.5", "1e+06"); nullopt for "N/A", "", "12x".
-template <typename T>
-std::optional<T> parse_number(std::string_view text) {
-  T value{};
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return value;
-}
 
 /// The test a program name or command line word names, as collbench calls it: nccl-tests'
 /// "./build/all_reduce_perf_mpi" -> "all_reduce". "" when `text` holds no "<name>_perf".
