@@ -628,17 +628,18 @@ TEST(Suspects, SuspectsModePrintsOnlyTheListAndWritesNoReportWithoutOutput) {
   EXPECT_TRUE(fs::exists(dir.path() / "out" / "index.html"));
 }
 
-// Slurm's description of `hosts` hosts on leaves of `per_leaf` under one spine.
-NetworkTopology two_level(int hosts, int per_leaf) {
+// Slurm's description of hosts on the leaves `leaf` names, all under one spine.
+NetworkTopology leaves(const std::vector<int>& leaf) {
+  std::map<int, std::vector<std::string>> hosts;
+  for (std::size_t h = 0; h < leaf.size(); ++h)
+    hosts[leaf[h]].push_back(host_name(static_cast<int>(h)));
   std::string text;
-  for (int l = 0; l * per_leaf < hosts; ++l) {
-    text += fmt::format("SwitchName=leaf{} Nodes=", l);
-    for (int h = l * per_leaf; h < std::min(hosts, (l + 1) * per_leaf); ++h) {
-      text += (h > l * per_leaf ? "," : "") + host_name(h);
-    }
-    text += "\n";
+  std::vector<std::string> names;
+  for (const auto& [l, list] : hosts) {
+    names.push_back(fmt::format("leaf{}", l));
+    text += fmt::format("SwitchName=leaf{} Nodes={}\n", l, fmt::join(list, ","));
   }
-  text += fmt::format("SwitchName=spine Switches=leaf[0-{}]\n", (hosts - 1) / per_leaf);
+  text += fmt::format("SwitchName=spine Switches={}\n", fmt::join(names, ","));
   return read_slurm_topology(text, "topology.conf");
 }
 
@@ -648,7 +649,8 @@ TEST(Placement, CrossingTheSpineIsCostedPerLevelAndPerSwitch) {
   s.leaf = {0, 0, 0, 0, 1, 1, 1, 1};
   s.cross = 0.6;
   s.noise = 0.03;
-  const PlacementVerdict v = placement_verdict(find_suspects(pair_set(s)), two_level(8, 4));
+  const PlacementVerdict v =
+      placement_verdict(find_suspects(pair_set(s)), leaves({0, 0, 0, 0, 1, 1, 1, 1}));
   EXPECT_TRUE(v.missing_hosts.empty());
   EXPECT_EQ(v.pairs, 28);
   ASSERT_EQ(v.levels.size(), 2u);
@@ -674,7 +676,7 @@ TEST(Placement, AFlatNetworkCostsNothingAndHostsOutsideTheTopologyAreNamed) {
   s.noise = 0.03;
   const SuspectReport report = find_suspects(pair_set(s));
   // node-07 is in no switch of the file: its pairs are left out, and it is said.
-  const PlacementVerdict v = placement_verdict(report, two_level(7, 4));
+  const PlacementVerdict v = placement_verdict(report, leaves({0, 0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(v.missing_hosts, std::vector<std::string>{host_name(7)});
   EXPECT_EQ(v.pairs, 21);
   ASSERT_EQ(v.levels.size(), 2u);
@@ -694,7 +696,7 @@ TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
   ReportOptions o;
   o.inputs = {(dir.path() / "in").string()};
   o.suspects = true;
-  o.topology = two_level(8, 4);
+  o.topology = leaves({0, 0, 0, 0, 1, 1, 1, 1});
   o.output = (dir.path() / "out").string();
   std::FILE* out = std::tmpfile();
   ASSERT_TRUE(out);
@@ -735,21 +737,6 @@ TEST(Placement, TheHeatmapFollowsTheTreeSoEachSwitchIsABlock) {
   const std::string svg = detail::suspects_heatmap_svg(report, v.host_order);
   EXPECT_LT(svg.find(">node-04</text>"), svg.find(">node-01</text>"));
   EXPECT_LT(svg.find(">node-03</text>"), svg.find(">node-05</text>"));
-}
-
-// Slurm's description of hosts on the leaves `leaf` names, all under one spine.
-NetworkTopology leaves(const std::vector<int>& leaf) {
-  std::map<int, std::vector<std::string>> hosts;
-  for (std::size_t h = 0; h < leaf.size(); ++h)
-    hosts[leaf[h]].push_back(host_name(static_cast<int>(h)));
-  std::string text;
-  std::vector<std::string> names;
-  for (const auto& [l, list] : hosts) {
-    names.push_back(fmt::format("leaf{}", l));
-    text += fmt::format("SwitchName=leaf{} Nodes={}\n", l, fmt::join(list, ","));
-  }
-  text += fmt::format("SwitchName=spine Switches={}\n", fmt::join(names, ","));
-  return read_slurm_topology(text, "topology.conf");
 }
 
 // Eight hosts on three leaves under one spine.
