@@ -81,14 +81,20 @@ REPEATS = ("--repeats", "3")
 # batch of 4 (9 operations per placement) keeps the verdicts and takes 65 s.
 REPEAT_ITERS = "4"
 UNCAPPED_TIMEOUT = 400
+# Where nothing is shaped, the cap alone decides what a healthy pair is, and at CAP it does not:
+# 256 KiB pairs ran at about 210 Mbit/s there, under the two cores, not the cap. A CI run with
+# the instruction gate and four other tests beside it slowed one pair of one tournament four
+# times, and that tournament named it a slow link. At 100 Mbit/s every operation waits 21 ms
+# for the network, which absorbs the CPU's ups and downs as a real cluster's network does.
+HEALTHY_CAP = "100mbit"
 
 
-def cap_every_host(cluster, but=()):
+def cap_every_host(cluster, but=(), rate=CAP):
     for i in range(1, cluster.nhosts + 1):
         if i in but:
             continue
         subprocess.run(["nsenter", f"--net=/run/netns/{cluster.prefix}br", "tc", "qdisc", "add", "dev",
-                        f"p{i}", "root", "tbf", "rate", CAP, "burst", "64kb", "latency", "50ms"],
+                        f"p{i}", "root", "tbf", "rate", rate, "burst", "64kb", "latency", "50ms"],
                        check=True, capture_output=True)
 
 
@@ -214,7 +220,7 @@ class Hunt(HuntTest):
         self.assertIn("node2 <-> node3: bad link (node2 with node3)", summary)
 
     def test_nothing_shaped_names_no_suspect_in_five_tournaments(self):
-        cap_every_host(self.cluster)
+        cap_every_host(self.cluster, rate=HEALTHY_CAP)
         r = self.hunt("--repeats", "5")
         summary = self.check_outputs(r)
         self.assertEqual(self.suspects(), [], summary)
@@ -227,7 +233,7 @@ class Hunt(HuntTest):
             self.assertEqual(one.returncode, 0, one.stderr)
             named[k] = one.stdout
         print(f"--suspects per tournament: {named}", file=sys.stderr)
-        self.assertEqual(named, {k: "" for k in range(5)})
+        self.assertEqual(named, {k: "" for k in range(5)}, self.evidence())
 
     def test_the_raw_fabric_names_the_slow_host_too(self):
         # The ofi backend (libfabric's tcp provider, the site file's FI_PROVIDER): each pair's
