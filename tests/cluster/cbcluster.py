@@ -1,7 +1,12 @@
 """A real Slurm cluster of four (or `hosts`) hosts built from network namespaces, for the slurm and cluster tests.
 
 Each host is a network namespace joined by a veth pair to a bridge that lives in its own
-namespace; nothing is configured in the root namespace. Commands run "on" a host through
+namespace; nothing is configured in the root namespace. With `leaves` the network has two
+levels: each host's port is on its leaf's bridge, and each leaf bridge is joined to one spine
+bridge by a veth pair (its uplink), so that traffic between leaves really crosses two uplinks and
+`shape_uplink` slows every pair across one. The cluster then describes its tree as Slurm's
+topology.conf (TopologyPlugin=topology/tree, so `scontrol show topology` prints it) and as EC2's
+describe-instance-topology JSON with its "HOST INSTANCE-ID" file. Commands run "on" a host through
 nsenter + unshare with a private UTS namespace (its own hostname, which Open MPI needs) and a
 private mount namespace in which /etc/hosts names the cluster's hosts. munged runs once for the
 cluster (its socket is a file, reachable from every namespace); slurmctld runs on node1 and one
@@ -73,8 +78,12 @@ class Cluster:
     NICENESS = -10
 
     def __init__(self, hosts=4, cpus=2, partitions=None, node_weights=None, gres_line=None,
-                 site_files=None, hidden_dirs=None):
+                 site_files=None, hidden_dirs=None, leaves=None):
         self.nhosts = hosts
+        # Hosts per leaf switch, in host order (e.g. (3, 3, 2)); None: one flat bridge.
+        if leaves is not None and sum(leaves) != hosts:
+            raise ValueError(f"leaves {leaves} hold {sum(leaves)} hosts, not {hosts}")
+        self.leaves = list(leaves) if leaves else None
         # Hosts set up unlike the others, as real clusters drift: host (1-based) -> {name: text}
         # of files that appear in that host's /etc (an overlay, e.g. {"nccl.conf": "..."}), and
         # host -> directories that are empty on that host (e.g. where a library lives).
@@ -93,6 +102,10 @@ class Cluster:
         self.dir = tempfile.mkdtemp(prefix=f"collbench-{self.prefix}-")
         os.chmod(self.dir, 0o755)
         self.conf = os.path.join(self.dir, "slurm.conf")
+        # The tree in Slurm's words (read beside slurm.conf) and EC2's, when there are leaves.
+        self.topology_conf = os.path.join(self.dir, "topology.conf")
+        self.ec2_topology = os.path.join(self.dir, "ec2-topology.json")
+        self.instance_hosts = os.path.join(self.dir, "instance-hosts.txt")
         self.hosts_file = os.path.join(self.dir, "hosts")
         self.netns = []
         self.daemons = []  # (name, Popen)
@@ -135,13 +148,40 @@ class Cluster:
         self._slurm()
         self.log(f"cluster {self.prefix} up in {time.monotonic() - t0:.1f} s ({self.dir})")
 
+    def leaf_of(self, host):
+        """The leaf (1-based) host (1-based) hangs from; 1 without leaves."""
+        if not self.leaves:
+            return 1
+        first = 1
+        for k, count in enumerate(self.leaves, start=1):
+            if host < first + count:
+                return k
+            first += count
+        raise ValueError(f"no host {host}")
+
+    def _bridge(self, br, name):
+        _run(["ip", "-n", br, "link", "add", name, "type", "bridge"])
+        _run(["ip", "-n", br, "link", "set", name, "up"])
+
     def _network(self):
         br = f"{self.prefix}br"
         _run(["ip", "netns", "add", br])
         self.netns.append(br)
-        _run(["ip", "-n", br, "link", "add", "br0", "type", "bridge"])
-        _run(["ip", "-n", br, "link", "set", "br0", "up"])
         _run(["ip", "-n", br, "link", "set", "lo", "up"])
+        if self.leaves:
+            # Leaf bridges and the spine, all in the bridge namespace: leaf k's uplink is the
+            # veth pair u<k> (on the leaf) - d<k> (on the spine).
+            self._bridge(br, "spine")
+            for k in range(1, len(self.leaves) + 1):
+                self._bridge(br, f"leaf{k}")
+                _run(["ip", "-n", br, "link", "add", f"u{k}", "type", "veth", "peer", "name", f"d{k}"])
+                _run(["ip", "-n", br, "link", "set", f"u{k}", "master", f"leaf{k}"])
+                _run(["ip", "-n", br, "link", "set", f"d{k}", "master", "spine"])
+                _run(["ip", "-n", br, "link", "set", f"u{k}", "up"])
+                _run(["ip", "-n", br, "link", "set", f"d{k}", "up"])
+            self._write_topology()
+        else:
+            self._bridge(br, "br0")
         lines = ["127.0.0.1 localhost"]
         for i in range(1, self.nhosts + 1):
             ns = self.ns(i)
@@ -149,7 +189,8 @@ class Cluster:
             self.netns.append(ns)
             _run(["ip", "-n", br, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0",
                   "netns", ns])
-            _run(["ip", "-n", br, "link", "set", f"p{i}", "master", "br0"])
+            master = f"leaf{self.leaf_of(i)}" if self.leaves else "br0"
+            _run(["ip", "-n", br, "link", "set", f"p{i}", "master", master])
             _run(["ip", "-n", br, "link", "set", f"p{i}", "up"])
             _run(["ip", "-n", ns, "addr", "add", f"{self.SUBNET}.{i}/24", "dev", "eth0"])
             _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
@@ -159,6 +200,31 @@ class Cluster:
             self.ns_inodes.add(os.stat(f"/run/netns/{ns}").st_ino)
         with open(self.hosts_file, "w") as f:
             f.write("\n".join(lines) + "\n")
+
+    def _write_topology(self):
+        """topology.conf, the EC2 JSON (three levels: a top node, the spine, the host's leaf)
+        and the instance ids' hosts, for the hosts of each leaf."""
+        conf = []
+        instances = []
+        pairs = []
+        first = 1
+        for k, count in enumerate(self.leaves, start=1):
+            last = first + count - 1
+            conf.append(f"SwitchName=leaf{k} Nodes=node[{first}-{last}]")
+            for i in range(first, last + 1):
+                instance = f"i-{i:017x}"
+                instances.append({"InstanceId": instance, "InstanceType": "p5.48xlarge",
+                                  "NetworkNodes": ["top", "spine", f"leaf{k}"],
+                                  "AvailabilityZone": "us-east-2b", "ZoneId": "use2-az2"})
+                pairs.append(f"node{i} {instance}")
+            first = last + 1
+        conf.append(f"SwitchName=spine Switches=leaf[1-{len(self.leaves)}]")
+        with open(self.topology_conf, "w") as f:
+            f.write("\n".join(conf) + "\n")
+        with open(self.ec2_topology, "w") as f:
+            json.dump({"Instances": instances}, f, indent=2)
+        with open(self.instance_hosts, "w") as f:
+            f.write("\n".join(pairs) + "\n")
 
     def _munge(self):
         d = os.path.join(self.dir, "munge")
@@ -221,6 +287,7 @@ KillWait=2
 GresTypes=gpu
 MessageTimeout=10
 InactiveLimit=0
+{"TopologyPlugin=topology/tree" if self.leaves else ""}
 {chr(10).join(node_lines)}
 {chr(10).join(parts)}
 """
@@ -343,6 +410,13 @@ InactiveLimit=0
         for ns, dev in [(self.ns(host), "eth0"), (f"{self.prefix}br", f"p{host}")]:
             _run(["nsenter", f"--net=/run/netns/{ns}", "tc", "qdisc", "add", "dev", dev, "root", "tbf",
                   "rate", rate, "burst", "64kb", "latency", "50ms"])
+
+    def shape_uplink(self, leaf, rate):
+        """Limits leaf's uplink to `rate` both ways: every pair with one host on that leaf and
+        one elsewhere shares it, and pairs within the leaf do not touch it."""
+        for dev in (f"u{leaf}", f"d{leaf}"):
+            _run(["nsenter", f"--net=/run/netns/{self.prefix}br", "tc", "qdisc", "add", "dev", dev,
+                  "root", "tbf", "rate", rate, "burst", "64kb", "latency", "50ms"])
 
     def shape_link(self, a, b, rate="100mbit"):
         """Limits only the traffic between hosts a and b, both directions, to `rate`: on each

@@ -100,12 +100,13 @@ def cap_every_host(cluster, but=(), rate=CAP):
 
 class HuntTest(unittest.TestCase):
     hosts = 4
+    leaves = None  # hosts per leaf switch; None: one flat network
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="collbench-hunt-test-")
         os.chmod(self.dir, 0o755)
         self.out = os.path.join(self.dir, "hunt")
-        self.cluster = cbcluster.Cluster(hosts=self.hosts)
+        self.cluster = cbcluster.Cluster(hosts=self.hosts, leaves=self.leaves)
         self.cluster.__enter__()
         self.addCleanup(self.cluster.stop)  # runs even when the test fails
         self.t0 = time.monotonic()

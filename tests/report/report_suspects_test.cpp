@@ -660,14 +660,29 @@ TEST(Placement, CrossingTheSpineIsCostedPerLevelAndPerSwitch) {
   EXPECT_NEAR(v.levels[1].relative, 0.6, 0.05);
   ASSERT_EQ(v.switches.size(), 1u);
   EXPECT_EQ(v.switches[0].node, "spine");
-  const auto lines = v.sentences();
-  ASSERT_GE(lines.size(), 2u);
-  EXPECT_EQ(lines[0],
-            "pairs meeting at a level-2 switch run at 60% of pairs on the same leaf switch "
-            "(level 1) (median of 16 pairs against 12)");
-  EXPECT_EQ(lines[1],
-            "pairs meeting at spine (level 2) run at 60% of pairs on the same leaf switch "
-            "(level 1) (median of 16 pairs)");
+  // One spine: its level's line says it all.
+  EXPECT_EQ(v.sentences(), std::vector<std::string>{
+                               "pairs meeting at a level-2 switch run at 60% of pairs on the same "
+                               "leaf switch (level 1) (median of 16 pairs against 12)"});
+
+  // Two spines under a top switch: each spine of level 2 gets its own line.
+  std::string text;
+  for (int l = 0; l < 4; ++l) {
+    text +=
+        fmt::format("SwitchName=leaf{} Nodes={},{}\n", l, host_name(2 * l), host_name(2 * l + 1));
+  }
+  text +=
+      "SwitchName=spineA Switches=leaf0,leaf1\nSwitchName=spineB Switches=leaf2,leaf3\n"
+      "SwitchName=top Switches=spineA,spineB\n";
+  s.leaf = {0, 0, 1, 1, 2, 2, 3, 3};
+  const PlacementVerdict tree =
+      placement_verdict(find_suspects(pair_set(s)), read_slurm_topology(text, "topology.conf"));
+  const auto lines = tree.sentences();
+  ASSERT_EQ(lines.size(), 4u) << fmt::format("{}", fmt::join(lines, "\n"));
+  EXPECT_NE(lines[0].find("pairs meeting at a level-2 switch run at"), std::string::npos);
+  EXPECT_NE(lines[1].find("pairs meeting at a level-3 switch run at"), std::string::npos);
+  EXPECT_NE(lines[2].find("pairs meeting at spineA (level 2) run at"), std::string::npos);
+  EXPECT_NE(lines[3].find("pairs meeting at spineB (level 2) run at"), std::string::npos);
 }
 
 TEST(Placement, AFlatNetworkCostsNothingAndHostsOutsideTheTopologyAreNamed) {

@@ -138,6 +138,8 @@ TEST(HuntCli, BadUsageIsOneLine) {
             std::string::npos);
   EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--campaign"}).find("hunt does not take"),
             std::string::npos);
+  EXPECT_NE(usage_error({"--nodes", "4", "-o", "d", "--topology-hosts", "h"}).find("--topology"),
+            std::string::npos);
 }
 
 TEST(HuntInside, RefusedOutsideAJob) {
@@ -175,6 +177,15 @@ TEST(HuntSubmit, RefusesAUsedOutputAndAMissingSiteFile) {
   c.hunt.site_env = "no-such-site";
   refused("no-such-site.sh cannot be read");
   c.hunt.site_env.clear();
+  // A bad tree is refused before the job is submitted, with its file and line.
+  std::ofstream(dir.parent_path() / (dir.filename().string() + ".conf"))
+      << "SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n2\n";
+  c.hunt.topology = dir.string() + ".conf";
+  refused(dir.filename().string() + ".conf:2");
+  fs::remove(dir.string() + ".conf");
+  c.hunt.topology = dir.string() + "-missing.conf";
+  refused("-missing.conf");
+  c.hunt.topology.clear();
   c.hunt.sbatch_template = dir / "missing.sbatch";
   refused("missing.sbatch does not exist");
   EXPECT_TRUE(fs::is_empty(dir));
@@ -182,8 +193,9 @@ TEST(HuntSubmit, RefusesAUsedOutputAndAMissingSiteFile) {
 }
 
 // The document collbench-report --suspects --json prints for these suspects.
-std::string suspects_document(std::vector<NamedHost> hosts, std::vector<NamedLink> links) {
-  return suspects_json(SuspectsRecord{std::move(hosts), std::move(links)});
+std::string suspects_document(std::vector<NamedHost> hosts, std::vector<NamedLink> links,
+                              std::vector<NamedSwitch> switches = {}) {
+  return suspects_json(SuspectsRecord{std::move(hosts), std::move(links), std::move(switches)});
 }
 
 TEST(HuntSuspects, ReadsHostsAndLinksFromTheReportsRecord) {
@@ -202,6 +214,15 @@ TEST(HuntSuspects, ReadsHostsAndLinksFromTheReportsRecord) {
             (std::vector<std::string>{"# slow host with a name that is not a hostname: x y",
                                       "# slow link: node1 <-> node2: 41% of the median pair"}));
   EXPECT_TRUE(parse_suspects(suspects_document({}, {})).empty());
+  // A slow uplink alone is something to retest.
+  const auto uplink = parse_suspects(
+      suspects_document({}, {}, {{"leaf2", "spine", {}, 0.04, "pair evidence: 15 of 15"}}));
+  EXPECT_FALSE(uplink.empty());
+  ASSERT_EQ(uplink.switches.size(), 1u);
+  EXPECT_EQ(uplink.switches[0].node, "leaf2");
+  EXPECT_EQ(uplink.notes, (std::vector<std::string>{
+                              "# slow switch: leaf2 (uplink to spine): 4% of the pairs that do "
+                              "not cross it"}));
   // Anything else is not the report's record: a runtime failure of the step, with why.
   try {
     parse_suspects("node4\n");
@@ -433,6 +454,87 @@ TEST(HuntJudge, AFailedRetestIsNotConfirmed) {
   ASSERT_EQ(o.findings.size(), 1u);
   EXPECT_EQ(o.findings[0].verdict, Verdict::kNotConfirmed);
   EXPECT_NE(o.findings[0].evidence.find("failed: collbench exit status 3"), std::string::npos);
+}
+
+// Three leaves of two hosts under one spine; pairs that cross leaf2's uplink run at 5%.
+NetworkTopology three_leaves() {
+  return read_slurm_topology(
+      "SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n[3-4]\n"
+      "SwitchName=leaf3 Nodes=n[5-6]\nSwitchName=spine Switches=leaf[1-3]\n",
+      "topology.conf");
+}
+
+MeasurePair slow_uplink_of_leaf2(std::vector<std::pair<std::string, std::string>>* asked) {
+  return [=](const std::string& a, const std::string& b) {
+    asked->emplace_back(a, b);
+    auto behind = [](const std::string& h) { return h == "n3" || h == "n4"; };
+    Retest t;
+    t.a = a;
+    t.b = b;
+    t.bandwidths = {{"all_reduce out-of-place", behind(a) != behind(b) ? 0.5 : 10.0}};
+    t.command = "mpirun -H " + a + ":1," + b + ":1 collbench";
+    return t;
+  };
+}
+
+NamedSwitch leaf2_uplink() { return {"leaf2", "spine", {}, 0.05, "pair evidence"}; }
+
+TEST(HuntJudge, ASlowUplinkIsSlowAcrossItAndNotBelowIt) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({}, {});
+  o.topology = three_leaves();
+  o.suspects.switches = {leaf2_uplink()};
+  judge(o, {}, slow_uplink_of_leaf2(&asked));
+  // The reference pair is on one side of the uplink; the uplink's retests are one pair below it
+  // and one across it.
+  EXPECT_EQ(o.good, "n1");
+  EXPECT_EQ(o.reference_peer, "n2");
+  EXPECT_EQ(asked, (std::vector<std::pair<std::string, std::string>>{
+                       {"n1", "n2"}, {"n3", "n4"}, {"n1", "n2"}, {"n3", "n1"}}));
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kBadUplink);
+  EXPECT_EQ(o.findings[0].evidence,
+            "below it n3 <-> n4 100% of the reference (all_reduce out-of-place 10 GB/s); "
+            "across it n3 <-> n1 5% of the reference (all_reduce out-of-place 0.5 GB/s)");
+  EXPECT_EQ(confirmed_uplinks(o), std::vector<std::string>{"leaf2 (uplink to spine)"});
+  EXPECT_TRUE(confirmed_hosts(o).empty());
+  const auto summary = hunt_summary(o, "/out");
+  EXPECT_NE(summary.find("  leaf2 (uplink to spine): slow uplink (slow across it, not below it): "
+                         "below it n3 <-> n4 100%"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("confirmed slow uplinks: leaf2 (uplink to spine)\n"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("confirmed bad hosts (/out/suspects.txt): none"), std::string::npos)
+      << summary;
+}
+
+TEST(HuntJudge, AHostBehindASuspectUplinkIsRetestedOnItsOwnSide) {
+  // The tournament named n3 as well as the uplink: its retest partner is n4, below the same
+  // uplink, not the good node across it (which would make any host behind it look bad).
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({"n3"}, {});
+  o.topology = three_leaves();
+  o.suspects.switches = {leaf2_uplink()};
+  judge(o, {}, slow_uplink_of_leaf2(&asked));
+  ASSERT_GE(asked.size(), 2u);
+  EXPECT_EQ(asked[1], (std::pair<std::string, std::string>{"n3", "n4"}));
+  ASSERT_EQ(o.findings.size(), 2u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kNotConfirmed);
+  EXPECT_TRUE(confirmed_hosts(o).empty());
+  // Its uplink has one host below it left that is not a suspect: not confirmed, and said why.
+  EXPECT_EQ(o.findings[1].verdict, Verdict::kNotConfirmed);
+  EXPECT_EQ(o.findings[1].evidence, "fewer than two hosts below it that are not suspects");
+}
+
+TEST(HuntJudge, AnUplinkWithoutATopologyIsNotConfirmed) {
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto o = outcome({}, {});
+  o.suspects.switches = {leaf2_uplink()};
+  judge(o, {}, slow_uplink_of_leaf2(&asked));
+  ASSERT_EQ(o.findings.size(), 1u);
+  EXPECT_EQ(o.findings[0].verdict, Verdict::kNotConfirmed);
+  EXPECT_NE(o.findings[0].evidence.find("no topology"), std::string::npos);
 }
 
 class HuntFiles : public ::testing::Test {

@@ -181,6 +181,39 @@ std::vector<std::string> launcher(const HuntSettings& s, int nodes,
   return a;
 }
 
+// --- the network's tree ---------------------------------------------------------------------
+
+constexpr std::string_view kSlurmTopology = "slurm";
+
+// What `scontrol show topology` prints; throws Error(kUsage) when Slurm knows no tree.
+std::string slurm_topology_text() {
+  const auto r = run_process({{"scontrol", "show", "topology"}, std::nullopt, std::nullopt, 60});
+  if (!r.ok() || r.out.find("SwitchName=") == std::string::npos) {
+    throw_usage(
+        "--topology slurm: scontrol show topology named no switch ({}); give Slurm a tree "
+        "(TopologyPlugin=topology/tree and topology.conf) or give --topology FILE",
+        r.ok() ? std::string(trim(r.out)).empty() ? "it printed nothing" : std::string(trim(r.out))
+               : fmt::format("{}: {}", r.describe(), std::string(trim(r.err))));
+  }
+  return r.out;
+}
+
+std::optional<fs::path> topology_hosts_file(const HuntSettings& s) {
+  if (s.topology_hosts.empty()) return std::nullopt;
+  return s.topology_hosts;
+}
+
+// The topology file the report and the retests read: the one given, or (slurm) what Slurm
+// prints now, written to the hunt's folder so that the hunt's report shows the tree it used.
+fs::path topology_file(const HuntSettings& s) {
+  if (s.topology != kSlurmTopology) return s.topology;
+  const fs::path file = s.output / "topology.txt";
+  const std::string text = slurm_topology_text();
+  read_slurm_topology(text, "scontrol show topology");
+  write_file_atomic(file, text, 0644);
+  return file;
+}
+
 // --- inside the allocation ----------------------------------------------------------------
 
 struct Inside {
@@ -297,6 +330,22 @@ int run_inside(const HuntSettings& s) {
               .string());
     }
   }
+  // The tree: the report judges uplinks from it, the retests pair hosts by it.
+  std::vector<std::string> topology_argv;
+  if (!s.topology.empty()) {
+    const fs::path file = topology_file(s);
+    o.topology = read_topology_file(file, topology_hosts_file(s));
+    topology_argv = {"--topology", file.string()};
+    if (!s.topology_hosts.empty()) {
+      topology_argv.insert(topology_argv.end(), {"--topology-hosts", s.topology_hosts.string()});
+    }
+    if (const auto missing = o.topology->missing(o.hosts); !missing.empty()) {
+      o.steps.push_back(
+          fmt::format("not in the topology {} (their pairs are judged without it): {}",
+                      file.string(), fmt::join(missing, " ")));
+    }
+  }
+  report_argv.insert(report_argv.end(), topology_argv.begin(), topology_argv.end());
   report_argv.push_back("--suspects");
   // The typed record, not the text meant for people (written beside it from the same record).
   std::vector<std::string> json_argv = report_argv;
@@ -349,11 +398,10 @@ int run_inside(const HuntSettings& s) {
   write_text(s.output / "suspects.txt", list);
 
   // The report of every step.
-  const auto report = run_process(
-      {{in.report.string(), s.output.string(), "-o", (s.output / "report").string(), "-q"},
-       std::nullopt,
-       std::nullopt,
-       600});
+  std::vector<std::string> full_report{in.report.string(), s.output.string(), "-o",
+                                       (s.output / "report").string(), "-q"};
+  full_report.insert(full_report.end(), topology_argv.begin(), topology_argv.end());
+  const auto report = run_process({full_report, std::nullopt, std::nullopt, 600});
   if (!report.ok()) {
     o.steps.push_back(fmt::format("the report failed ({}): {}", report.describe(),
                                   std::string(trim(report.err))));
@@ -379,6 +427,8 @@ std::vector<std::string> inner_args(const HuntSettings& s, const fs::path& collb
                      std::to_string(s.repeats), "--threshold", fmt::format("{}", s.threshold),
                      "--launcher", s.launcher, "--collbench", collbench.string(),
                      "--collbench-report", report.string(), "-o", s.output.string()});
+  if (!s.topology.empty()) a.insert(a.end(), {"--topology", s.topology});
+  if (!s.topology_hosts.empty()) a.insert(a.end(), {"--topology-hosts", s.topology_hosts.string()});
   return a;
 }
 
@@ -391,6 +441,12 @@ int submit_and_wait(const HuntSettings& s) {
   if (!site.empty() && ::access(site.c_str(), R_OK) != 0) {
     throw_usage("--site-env {}: {} cannot be read; give a name in slurm/env or a path", s.site_env,
                 site.string());
+  }
+  // A bad tree stops the hunt here, before the job waits in the queue.
+  if (s.topology == kSlurmTopology) {
+    read_slurm_topology(slurm_topology_text(), "scontrol show topology");
+  } else if (!s.topology.empty()) {
+    read_topology_file(s.topology, topology_hosts_file(s));
   }
   std::error_code ec;
   if (fs::exists(s.output, ec) &&
@@ -506,12 +562,20 @@ void check_hunt_settings(const HuntSettings& s) {
     throw_usage("--launcher {}: give srun or mpirun", s.launcher);
   }
   if (s.output.empty()) throw_usage("-o is empty; give the directory the hunt writes");
+  if (!s.topology_hosts.empty() && s.topology.empty()) {
+    throw_usage("--topology-hosts names the hosts of an EC2 topology; give --topology FILE too");
+  }
 }
 
 int run_hunt(const HuntSettings& settings) {
   check_hunt_settings(settings);
   HuntSettings s = settings;
   s.output = fs::absolute(s.output).lexically_normal();
+  // The job reads the files from its own working directory.
+  if (!s.topology.empty() && s.topology != kSlurmTopology)
+    s.topology = fs::absolute(s.topology).lexically_normal().string();
+  if (!s.topology_hosts.empty())
+    s.topology_hosts = fs::absolute(s.topology_hosts).lexically_normal();
   return s.inside ? run_inside(s) : submit_and_wait(s);
 }
 
@@ -525,6 +589,7 @@ SuspectList suspect_list(const SuspectsRecord& record) {
     out.links.emplace_back(l.a, l.b);
     out.link_ratios.push_back(l.ratio);
   }
+  out.switches = record.switches;
   // The comment lines people read in the summary, as collbench-report prints them.
   std::istringstream lines(suspects_text(record));
   for (std::string line; std::getline(lines, line);) {
@@ -563,23 +628,77 @@ std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& r
   return median(ratios);
 }
 
+namespace {
+
+bool below(const NetworkTopology& topology, const std::string& host, const std::string& node) {
+  const auto it = topology.uplinks.find(host);
+  return it != topology.uplinks.end() && contains(it->second, node);
+}
+
+// Where each host stands against the uplinks the suspects name: a pair crosses one when exactly
+// one of its hosts is below that switch.
+struct UplinkSides {
+  const std::optional<NetworkTopology>& topology;
+  const std::vector<NamedSwitch>& uplinks;
+
+  bool behind_any(const std::string& host) const {
+    return topology && std::any_of(uplinks.begin(), uplinks.end(), [&](const NamedSwitch& u) {
+             return below(*topology, host, u.node);
+           });
+  }
+  bool crosses_any(const std::string& a, const std::string& b) const {
+    return topology && std::any_of(uplinks.begin(), uplinks.end(), [&](const NamedSwitch& u) {
+             return below(*topology, a, u.node) != below(*topology, b, u.node);
+           });
+  }
+  // The first of `good` (not `host`) whose pair with `host` crosses no suspect uplink; the first
+  // other one when every pair does.
+  std::optional<std::string> partner(const std::string& host,
+                                     const std::vector<std::string>& good) const {
+    std::optional<std::string> fallback;
+    for (const auto& g : good) {
+      if (g == host) continue;
+      if (!crosses_any(host, g)) return g;
+      if (!fallback) fallback = g;
+    }
+    return fallback;
+  }
+};
+
+}  // namespace
+
 void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& measure, int runs) {
   o.retests.clear();
   o.findings.clear();
   if (o.suspects.empty()) return;
   runs = std::max(runs, 1);
-  const auto good = good_nodes(o.hosts, o.suspects);
+  const UplinkSides sides{o.topology, o.suspects.switches};
+  auto good = good_nodes(o.hosts, o.suspects);
+  // Hosts behind a suspect uplink are healthy, but every pair of theirs across it is slow: the
+  // good node and the reference pair come from the other side when there is one.
+  std::stable_partition(good.begin(), good.end(),
+                        [&](const std::string& h) { return !sides.behind_any(h); });
   if (good.empty()) {
     for (const auto& h : o.suspects.hosts) {
-      o.findings.push_back(
-          {h, std::nullopt, Verdict::kNotConfirmed, "no known-good node to retest with"});
+      o.findings.push_back({h, std::nullopt, std::nullopt, Verdict::kNotConfirmed,
+                            "no known-good node to retest with"});
     }
     for (const auto& [a, b] : o.suspects.links) {
-      o.findings.push_back({a, b, Verdict::kNotConfirmed, "no known-good node to retest with"});
+      o.findings.push_back(
+          {a, b, std::nullopt, Verdict::kNotConfirmed, "no known-good node to retest with"});
+    }
+    for (const auto& u : o.suspects.switches) {
+      o.findings.push_back(
+          {u.node, std::nullopt, u, Verdict::kNotConfirmed, "no known-good node to retest with"});
     }
     return;
   }
   o.good = good[0];
+  // A suspect's partner: the good node, or another good one where that pair would cross a
+  // suspect uplink.
+  auto partner_of = [&](const std::string& host) {
+    return sides.crosses_any(host, o.good) ? sides.partner(host, good).value_or(o.good) : o.good;
+  };
   const std::size_t first_command = o.commands.size();
   // The reference: two good nodes measured alone, as every retest is, right before each run of a
   // retest; the tournament's median pair (measured with the other pairs of its round running)
@@ -587,7 +706,7 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
   o.reference = tournament;
   o.reference_what = "the tournament's median pair";
   std::optional<std::string> reference_peer;
-  if (good.size() >= 2) reference_peer = good[1];
+  if (good.size() >= 2) reference_peer = sides.partner(good[0], good);
   Retest reference_runs;  // every run of the reference pair, summarised at the end
   std::vector<Bandwidths> reference_bandwidths;
   if (reference_peer) {
@@ -658,8 +777,8 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
   std::vector<std::string> bad;
   for (std::size_t i = 0; i < o.suspects.hosts.size(); ++i) {
     const auto& h = o.suspects.hosts[i];
-    const Retest t = retest(h, o.good);
-    Finding f{h, std::nullopt, Verdict::kNotConfirmed, words(t)};
+    const Retest t = retest(h, partner_of(h));
+    Finding f{h, std::nullopt, std::nullopt, Verdict::kNotConfirmed, words(t)};
     if (t.slow(o.threshold, found(o.suspects.host_ratios, i))) {
       f.verdict = Verdict::kBadNode;
       bad.push_back(h);
@@ -669,8 +788,8 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
   for (std::size_t i = 0; i < o.suspects.links.size(); ++i) {
     const auto& [a, b] = o.suspects.links[i];
     const double link_found = found(o.suspects.link_ratios, i);
-    const Retest ta = retest(a, o.good);
-    const Retest tb = retest(b, o.good);
+    const Retest ta = retest(a, partner_of(a));
+    const Retest tb = retest(b, partner_of(b));
     // An end still slow with a good partner is a bad node; the link itself is then unproven.
     bool any_bad = false;
     for (const auto* t : {&ta, &tb}) {
@@ -679,20 +798,50 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
       if (!contains(bad, t->a)) {
         bad.push_back(t->a);
         o.findings.push_back(
-            {t->a, std::nullopt, Verdict::kBadNode,
+            {t->a, std::nullopt, std::nullopt, Verdict::kBadNode,
              fmt::format("an end of the slow link {}: {}", link_name(a, b), words(*t))});
       }
     }
     if (any_bad) continue;
     if (!ta.failure.empty() || !tb.failure.empty()) {
-      o.findings.push_back(
-          {a, b, Verdict::kNotConfirmed, fmt::format("{}; {}", words(ta), words(tb))});
+      o.findings.push_back({a, b, std::nullopt, Verdict::kNotConfirmed,
+                            fmt::format("{}; {}", words(ta), words(tb))});
       continue;
     }
     const Retest tab = retest(a, b);
-    Finding f{a, b, Verdict::kNotConfirmed,
+    Finding f{a, b, std::nullopt, Verdict::kNotConfirmed,
               fmt::format("{}; {}; {}", words(ta), words(tb), words(tab))};
     if (tab.slow(o.threshold, link_found)) f.verdict = Verdict::kBadLink;
+    o.findings.push_back(std::move(f));
+  }
+  // An uplink: two hosts below it are fine together and slow with a good host outside it.
+  for (const auto& u : o.suspects.switches) {
+    Finding f{u.node, std::nullopt, u, Verdict::kNotConfirmed, ""};
+    if (!o.topology) {
+      f.evidence = "the hunt was given no topology to find the hosts below it";
+      o.findings.push_back(std::move(f));
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& h : o.hosts) {
+      if (below(*o.topology, h, u.node) && !contains(o.suspects.hosts, h)) inside.push_back(h);
+    }
+    const auto outside = std::find_if(good.begin(), good.end(), [&](const std::string& h) {
+      return !below(*o.topology, h, u.node);
+    });
+    if (inside.size() < 2 || outside == good.end()) {
+      f.evidence = inside.size() < 2 ? "fewer than two hosts below it that are not suspects"
+                                     : "no known-good node outside it";
+      o.findings.push_back(std::move(f));
+      continue;
+    }
+    const Retest within = retest(inside[0], inside[1]);
+    const Retest across = retest(inside[0], *outside);
+    f.evidence = fmt::format("below it {}; across it {}", words(within), words(across));
+    if (within.failure.empty() && across.failure.empty() && across.slow(o.threshold, u.ratio) &&
+        !within.slow(o.threshold, u.ratio)) {
+      f.verdict = Verdict::kBadUplink;
+    }
     o.findings.push_back(std::move(f));
   }
   summarise_reference();
@@ -702,6 +851,14 @@ std::vector<std::string> confirmed_hosts(const HuntOutcome& o) {
   std::vector<std::string> out;
   for (const auto& f : o.findings) {
     if (f.verdict == Verdict::kBadNode && !contains(out, f.host)) out.push_back(f.host);
+  }
+  return out;
+}
+
+std::vector<std::string> confirmed_uplinks(const HuntOutcome& o) {
+  std::vector<std::string> out;
+  for (const auto& f : o.findings) {
+    if (f.verdict == Verdict::kBadUplink) out.push_back(f.uplink->uplink_text());
   }
   return out;
 }
@@ -726,7 +883,9 @@ std::string hunt_summary(const HuntOutcome& o, const fs::path& output) {
         o.good, o.reference_what, gbps(o.reference), whole_percent(1 - o.threshold));
   }
   for (const auto& f : o.findings) {
-    const std::string who = f.peer ? link_name(f.host, *f.peer) : f.host;
+    const std::string who = f.uplink ? f.uplink->uplink_text()
+                            : f.peer ? link_name(f.host, *f.peer)
+                                     : f.host;
     std::string verdict;
     switch (f.verdict) {
       case Verdict::kBadNode:
@@ -734,6 +893,9 @@ std::string hunt_summary(const HuntOutcome& o, const fs::path& output) {
         break;
       case Verdict::kBadLink:
         verdict = fmt::format("bad link ({} with {})", f.host, *f.peer);
+        break;
+      case Verdict::kBadUplink:
+        verdict = "slow uplink (slow across it, not below it)";
         break;
       case Verdict::kNotConfirmed:
         verdict = "not confirmed";
@@ -747,6 +909,16 @@ std::string hunt_summary(const HuntOutcome& o, const fs::path& output) {
   if (!bad.empty()) {
     s += fmt::format("  exclude them: sbatch --exclude=$(paste -sd, {}) ...\n",
                      shell_quote((output / "suspects.txt").string()));
+  }
+  if (!o.suspects.switches.empty()) {
+    const auto uplinks = confirmed_uplinks(o);
+    s += fmt::format(
+        "confirmed slow uplinks: {}\n",
+        uplinks.empty() ? std::string("none") : fmt::format("{}", fmt::join(uplinks, "; ")));
+    if (!uplinks.empty()) {
+      s += "  the hosts below them are not excluded: keep a job's nodes on one side (sbatch "
+           "--switches=1) until the uplink is fixed\n";
+    }
   }
   s += "reproduce (inside an allocation of these nodes):\n";
   for (const auto& c : o.commands) s += fmt::format("  {}\n", c);

@@ -101,7 +101,12 @@ std::vector<std::string> PlacementVerdict::sentences() const {
                     g.pairs, ref->pairs));
   }
   if (levels.size() > 1) {
+    // Each switch of a level only where the level has several: with one spine its line would
+    // say again what the level's line said.
+    std::map<int, int> switches_at;
+    for (const auto& g : switches) ++switches_at[g.level];
     for (const auto& g : switches) {
+      if (switches_at[g.level] < 2) continue;
       out.push_back(fmt::format(
           "pairs meeting at {} (level {}) run at {} of pairs on {} "
           "(median of {} pairs)",

@@ -482,6 +482,9 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
       for (const auto& l : report.links) {
         fmt::print(err, "collbench-report: slow link {} <-> {}: {}\n", l.a, l.b, l.reason);
       }
+      for (const auto& s : report.switches) {
+        fmt::print(err, "collbench-report: slow switch {}: {}\n", s.node, s.reason);
+      }
     }
     return 0;
   }

@@ -2,9 +2,11 @@
 //
 // One job of N nodes (slurm/collbench-hunt.sbatch) runs `collbench-sweep hunt --inside`, which
 // inside the allocation runs the tournament (collbench --split pairs, optionally other modes),
-// asks `collbench-report --suspects` which hosts and links stand out, and retests each one in
-// two-node runs against a known-good node: a host still slow with a good partner is a bad node;
-// a link whose two ends are each fine with a good partner, but slow together, is a bad link.
+// asks `collbench-report --suspects` which hosts, links and (with the network's topology) switch
+// uplinks stand out, and retests each one in two-node runs against a known-good node: a host
+// still slow with a good partner is a bad node; a link whose two ends are each fine with a good
+// partner, but slow together, is a bad link; an uplink is slow when a pair across it is slow and
+// a pair of two hosts below it is not.
 // The orchestration runs inside the job because the retests depend on the tournament's answer:
 // one allocation holds the nodes from the first measurement to the last, with no second wait in
 // the queue and no chance that Slurm hands out different nodes for the retests.
@@ -26,6 +28,7 @@
 
 #include "collbench/request.h"
 #include "collbench/suspects_record.h"
+#include "collbench/topology.h"
 
 namespace collbench::sweep {
 
@@ -50,6 +53,10 @@ struct HuntSettings {
   double timeout_s = 0;    ///< waiting for the job (0 = no limit)
   double interval_s = 2;   ///< between squeue polls
   std::filesystem::path output;
+  /// The network's tree: "" (none), "slurm" (what `scontrol show topology` prints in the job) or
+  /// a file (topology.conf, that output, or EC2's describe-instance-topology JSON).
+  std::string topology;
+  std::filesystem::path topology_hosts;    ///< with EC2's JSON: "HOST INSTANCE-ID" lines
   std::filesystem::path collbench;         ///< "" = beside collbench-sweep, else on PATH
   std::filesystem::path collbench_report;  ///< "" = beside collbench-sweep, else on PATH
   std::filesystem::path sbatch_template;   ///< "" = slurm/collbench-hunt.sbatch of the checkout
@@ -72,8 +79,9 @@ struct SuspectList {
   /// How slow the tournament found each (as hosts, links): their speed against the reference,
   /// as a fraction. 0 where not known.
   std::vector<double> host_ratios, link_ratios;
-  std::vector<std::string> notes;  ///< the comment lines, as collbench-report prints them
-  bool empty() const { return hosts.empty() && links.empty(); }
+  std::vector<NamedSwitch> switches;  ///< slow uplinks (with a topology), most suspect first
+  std::vector<std::string> notes;     ///< the comment lines, as collbench-report prints them
+  bool empty() const { return hosts.empty() && links.empty() && switches.empty(); }
 };
 SuspectList suspect_list(const SuspectsRecord& record);
 
@@ -118,12 +126,13 @@ struct Retest {
   }
 };
 
-enum class Verdict { kBadNode, kBadLink, kNotConfirmed };
+enum class Verdict { kBadNode, kBadLink, kBadUplink, kNotConfirmed };
 
-/// The verdict on one suspect host or link.
+/// The verdict on one suspect host, link or switch uplink.
 struct Finding {
-  std::string host;                 ///< the host, or the link's first end
-  std::optional<std::string> peer;  ///< the link's other end
+  std::string host;                   ///< the host, the link's first end or the switch
+  std::optional<std::string> peer;    ///< the link's other end
+  std::optional<NamedSwitch> uplink;  ///< the switch whose uplink is suspect
   Verdict verdict = Verdict::kNotConfirmed;
   std::string evidence;  ///< in words, with the numbers
 };
@@ -142,23 +151,31 @@ struct HuntOutcome {
   std::vector<std::string> steps;     ///< "pairs r0: 3 rounds in 12.3 s", one per tournament
   std::vector<std::string> commands;  ///< to reproduce
   double threshold = 0.25;
+  /// The network's tree, when the hunt was given one: retests then pair hosts on the same side
+  /// of every suspect uplink, so that a slow uplink makes no host look bad.
+  std::optional<NetworkTopology> topology;
 };
 
 /// Measures one pair (a, b) alone, once; the callers run collbench, the tests give numbers.
 using MeasurePair = std::function<Retest(const std::string& a, const std::string& b)>;
 
 /// The retests and verdicts: each suspect host with a good node; each named link's ends with a
-/// good node and then with each other. Each retest is `runs` runs of its pair, each right after
-/// a run of the reference pair (two good nodes), and its ratio is the median of the runs' ratios
-/// to the reference run beside them: the load on shared hosts changes from one second to the
-/// next, and two good pairs measured far apart in time differed by 14 times on a loaded
-/// machine. `tournament` is the reference when fewer than two good nodes are left for a
+/// good node and then with each other; each named uplink with one pair of two hosts below it
+/// and one pair across it. With a topology, every partner (and the reference pair) is chosen on
+/// the same side of every named uplink as the host it is paired with. Each retest is `runs` runs of
+/// its pair, each right after a run of the reference pair (two good nodes), and its ratio is the
+/// median of the runs' ratios to the reference run beside them: the load on shared hosts changes
+/// from one second to the next, and two good pairs measured far apart in time differed by 14 times
+/// on a loaded machine. `tournament` is the reference when fewer than two good nodes are left for a
 /// reference pair of their own. Fills good, reference, retests, findings.
 void judge(HuntOutcome& outcome, const Bandwidths& tournament, const MeasurePair& measure,
            int runs = 1);
 
 /// The hosts confirmed bad (suspects.txt), most suspect first.
 std::vector<std::string> confirmed_hosts(const HuntOutcome& outcome);
+
+/// The uplinks confirmed slow, as "leaf2 (uplink to spine)".
+std::vector<std::string> confirmed_uplinks(const HuntOutcome& outcome);
 
 /// summary.txt: one screen.
 std::string hunt_summary(const HuntOutcome& outcome, const std::filesystem::path& output);
