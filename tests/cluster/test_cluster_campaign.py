@@ -309,6 +309,59 @@ time_limit: "5"
         self.assertGreater(bw["fast"], 4 * bw["slow"], bw)
 
 
+class CampaignPlacement(ClusterTest):
+    """A campaign on eight hosts over three leaf switches (3, 3, 2) that Slurm knows
+    (TopologyPlugin=topology/tree): one variant asks for one leaf, one for two leaves at least,
+    and collect labels each run with where it ran."""
+    cluster_args = {"hosts": 8, "leaves": (3, 3, 2)}
+
+    def test_same_leaf_and_across_reach_slurm_and_the_labels_say_where_runs_ran(self):
+        camp = self.campaign("placed", """\
+campaign: placed
+tests: [all_reduce]
+backend: mpi
+sizes: {min: 1K, max: 64K, factor: 8}
+iters: 3
+warmup: 1
+timeout: 120
+nodes: [3]
+tasks_per_node: 1
+launcher: mpirun
+topology: slurm
+switch_wait: "1:00"
+partitions:
+  - {name: all, site_env: tcp-only}
+variants:
+  - {name: near, placement: same-leaf}
+  - {name: far, placement: across}
+time_limit: "5"
+""")
+        plan = self.sweep("plan", camp, check_rc=0)
+        self.assertIn("--switches=1@1:00", plan.stdout)
+        # Across: one host of each leaf, in Slurm's order.
+        self.assertIn("--nodelist=node1,node4,node7", plan.stdout)
+        self.sweep("submit", camp, check_rc=0)
+        self.sweep("wait", camp, "--interval", "0.5", "--timeout", "200", check_rc=0, timeout=240)
+        self.sweep("collect", camp, check_rc=0)
+        leaf = {f"node{i}": self.cluster.leaf_of(i) for i in range(1, 9)}
+        seen = {}
+        for e in self.manifest("placed"):
+            if e["event"] != "submitted":
+                continue
+            records = read_jsonl(os.path.join(self.results, "placed", e["run"] + ".jsonl"))
+            context = next(x for x in records if x["record"] == "context")
+            hosts = sorted(h["name"] for h in context["hosts"])
+            label = {x["labels"]["placement"] for x in records}
+            self.assertEqual(len(label), 1, records[0]["labels"])
+            seen[e["labels"]["variant"]] = (hosts, label.pop())
+        near_hosts, near_label = seen["near"]
+        far_hosts, far_label = seen["far"]
+        self.assertEqual(len({leaf[h] for h in near_hosts}), 1, seen)
+        self.assertEqual(near_label, "same-leaf", seen)
+        self.assertEqual(far_hosts, ["node1", "node4", "node7"], seen)
+        self.assertEqual(far_label, "across-level-2", seen)
+
+
 class Fixture(unittest.TestCase):
     def test_teardown_removes_everything_also_after_a_failure(self):
         c = cbcluster.Cluster()

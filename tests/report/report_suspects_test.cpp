@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 
+#include "collbench/context.h"
 #include "collbench/report/report.h"
 #include "collbench/report/suspects.h"
 #include "collbench/text.h"
@@ -733,6 +734,47 @@ TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
   const std::string html = testing::read_file(dir.path() / "out" / "index.html");
   EXPECT_NE(html.find("<section id=\"placement\">"), std::string::npos);
   EXPECT_NE(html.find("href=\"#placement\""), std::string::npos);
+}
+
+TEST(Placement, EC2sInstancesAreTheHostsTheRunContextsName) {
+  // EC2's topology names instances; without a --topology-hosts file the report reads each
+  // host's instance id from the run's context (collbench records it from DMI's board asset tag).
+  PairSpec s;
+  s.hosts = 6;
+  s.leaf = {0, 0, 1, 1, 2, 2};
+  s.slow_uplink = 1;
+  s.slow = 0.1;
+  const ResultSet set = pair_set(s);
+  RunContext context;
+  context.run_id = set.rows.front().run_id.str();
+  nlohmann::json instances = nlohmann::json::array();
+  for (int h = 0; h < s.hosts; ++h) {
+    const std::string id = fmt::format("i-{:017x}", h + 1);
+    context.hosts.push_back({host_name(h), {h}, "p5.48xlarge", std::nullopt, id});
+    instances.push_back(
+        {{"InstanceId", id}, {"NetworkNodes", {"top", "spine", fmt::format("leaf{}", s.leaf[h])}}});
+  }
+  TempDir dir;
+  dir.write("in/pairs.jsonl", to_json(context).dump() + "\n" + jsonl(set));
+  dir.write("ec2.json", nlohmann::json{{"Instances", instances}}.dump());
+  ReportOptions o;
+  o.inputs = {(dir.path() / "in").string()};
+  o.suspects = true;
+  o.suspects_json = true;
+  o.topology = read_topology_file(dir.path() / "ec2.json", std::nullopt);
+  std::FILE* out = std::tmpfile();
+  ASSERT_TRUE(out);
+  EXPECT_EQ(run(o, out, nullptr), 0);
+  std::string text;
+  std::rewind(out);
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
+  std::fclose(out);
+  const SuspectsRecord record = read_suspects_json(text);
+  EXPECT_TRUE(record.hosts.empty()) << text;
+  ASSERT_EQ(record.switches.size(), 1u) << text;
+  EXPECT_EQ(record.switches[0].node, "leaf1");
+  EXPECT_EQ(record.switches[0].parent, "spine");
 }
 
 TEST(Placement, TheHeatmapFollowsTheTreeSoEachSwitchIsABlock) {

@@ -203,6 +203,37 @@ TEST(Campaign, DoctorTakesEveryModeAndIsOffWithoutTheKey) {
   EXPECT_FALSE(parse_doctor_mode(""));
 }
 
+TEST(Campaign, PlacementTopologyAndSwitchWait) {
+  const auto none = parse(kMinimal);
+  EXPECT_EQ(none.placement, NodePlacement::kAny);
+  EXPECT_EQ(none.topology.kind, TopologySource::Kind::kNone);
+  EXPECT_EQ(none.switch_wait, "30:00");
+  const auto c = parse(kMinimal +
+                       "topology: ../net/topology.conf\nplacement: same-leaf\nswitch_wait: "
+                       "\"1:30:00\"\nvariants:\n  - name: near\n  - name: far\n    placement: "
+                       "across\n  - name: free\n    placement: any\n");
+  EXPECT_EQ(c.topology.kind, TopologySource::Kind::kFile);
+  EXPECT_EQ(c.topology.file, "../net/topology.conf") << "kept as written; read against c.yaml";
+  EXPECT_EQ(c.topology.mark.str(), "c.yaml:4:11");
+  EXPECT_EQ(c.switch_wait, "1:30:00");
+  EXPECT_EQ(c.placement, NodePlacement::kSameLeaf);
+  EXPECT_EQ(c.placement_mark.str(), "c.yaml:5:12");
+  ASSERT_EQ(c.variants.size(), 3u);
+  EXPECT_EQ(c.placement_of(c.variants[0]), NodePlacement::kSameLeaf) << "the campaign's";
+  EXPECT_EQ(c.placement_of(c.variants[1]), NodePlacement::kAcross);
+  EXPECT_EQ(c.variants[1].placement_mark.str(), "c.yaml:10:16");
+  EXPECT_EQ(c.placement_of(c.variants[2]), NodePlacement::kAny);
+  const auto slurm = parse(kMinimal + "topology: slurm\nplacement: across\n");
+  EXPECT_EQ(slurm.topology.kind, TopologySource::Kind::kSlurm);
+  EXPECT_EQ(slurm.topology.file, "");
+  // A topology alone is fine: the runs are only labelled with where they ran.
+  EXPECT_EQ(parse(kMinimal + "topology: t.conf\n").placement, NodePlacement::kAny);
+  for (const auto p : {NodePlacement::kAny, NodePlacement::kSameLeaf, NodePlacement::kAcross}) {
+    EXPECT_EQ(parse_placement(placement_name(p)), p);
+  }
+  EXPECT_FALSE(parse_placement("same_leaf"));
+}
+
 TEST(Campaign, BackendsComeFromTheRules) {
   CampaignRules r = rules();
   r.backends = {{"cpu", false}, {"gpu", true}};
@@ -309,6 +340,30 @@ INSTANTIATE_TEST_SUITE_P(
                 "must be off, check, require or strict, not nothing"},
         BadCase{"doctor_misspelt_key", kMinimal + "docter: check\n", "c.yaml:4:1",
                 "did you mean 'doctor'?"},
+        BadCase{"placement_unknown", kMinimal + "topology: slurm\nplacement: spread\n",
+                "c.yaml:5:12", "'placement' must be same-leaf, across or any, not 'spread'"},
+        BadCase{"placement_list", kMinimal + "topology: slurm\nplacement: [across]\n",
+                "c.yaml:5:12", "must be same-leaf, across or any, not a list"},
+        BadCase{"placement_variant_unknown",
+                kMinimal + "topology: slurm\nvariants:\n  - {name: a, placement: near}\n",
+                "c.yaml:6:26", "must be same-leaf, across or any, not 'near'"},
+        BadCase{"placement_without_topology", kMinimal + "placement: same-leaf\n", "c.yaml:4:12",
+                "placement: same-leaf needs the network's tree; add topology: slurm"},
+        BadCase{"variant_placement_without_topology",
+                kMinimal + "variants:\n  - name: a\n  - {name: b, placement: across}\n",
+                "c.yaml:6:26", "placement: across needs the network's tree"},
+        BadCase{"across_one_node",
+                "campaign: t\ntests: [all_reduce]\nnodes: [1, 2]\ntopology: slurm\nplacement: "
+                "across\n",
+                "c.yaml:3:9", "nodes: 1 cannot be placed across leaf switches"},
+        BadCase{"topology_empty", kMinimal + "topology: ''\n", "c.yaml:4:11",
+                "'topology' is empty; give slurm"},
+        BadCase{"topology_map", kMinimal + "topology: {file: t.conf}\n", "c.yaml:4:11",
+                "'topology' must be text, not a map"},
+        BadCase{"switch_wait", kMinimal + "switch_wait: a while\n", "c.yaml:4:14",
+                "switch_wait 'a while' is not a Slurm time"},
+        BadCase{"switch_wait_in_variant", kMinimal + "variants:\n  - {name: a, switch_wait: 10}\n",
+                "c.yaml:5:15", "unknown key 'switch_wait' in a variant"},
         BadCase{"unknown_test", "campaign: t\ntests: [all_reduce, alreduce]\nnodes: [2]\n",
                 "c.yaml:2:21", "did you mean 'all_reduce'?"},
         BadCase{"tests_empty", "campaign: t\ntests: []\nnodes: [2]\n", "c.yaml:2:8",
@@ -392,7 +447,7 @@ TEST(Campaign, NodeCountsAreCheckedAgainstThePartition) {
   const auto c = parse("campaign: t\ntests: [all_reduce]\nnodes: [2, 4, 8]\npartitions: [all]\n");
   auto lookup = [](std::optional<int> max) {
     return [max](const std::string& name) -> std::optional<PartitionLimits> {
-      return PartitionLimits{name, 4, max, true};
+      return PartitionLimits{name, 4, max, true, {}};
     };
   };
   try {
@@ -419,7 +474,7 @@ TEST(Campaign, NodeCountsAreCheckedAgainstThePartition) {
   EXPECT_NO_THROW(check_partition_limits(c, [](const std::string&) { return std::nullopt; }));
   try {
     check_partition_limits(c, [](const std::string& n) {
-      return PartitionLimits{n, 0, std::nullopt, false};
+      return PartitionLimits{n, 0, std::nullopt, false, {}};
     });
     FAIL();
   } catch (const Error& e) {

@@ -259,6 +259,13 @@ TEST(Slurm, PartitionLimitsFromScontrol) {
   ASSERT_TRUE(pair);
   EXPECT_EQ(pair->total_nodes, 2);
   EXPECT_EQ(pair->max_nodes, 1);
+  // The hosts, which placement: across draws from.
+  EXPECT_EQ(all->hosts, (std::vector<std::string>{"node1", "node2", "node3", "node4"}));
+  EXPECT_EQ(pair->hosts, (std::vector<std::string>{"node1", "node2"}));
+  const auto empty = parse_partition_limits(
+      "PartitionName=none Default=NO MaxNodes=UNLIMITED Nodes=(null) TotalNodes=0\n", "none");
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->hosts.empty());
   const auto def = parse_partition_limits(out, "");
   ASSERT_TRUE(def);
   EXPECT_EQ(def->name, "all");

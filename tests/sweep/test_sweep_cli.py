@@ -436,6 +436,103 @@ class Submit(FakeSlurm):
             self.assertEqual(len(f.read().splitlines()), 9)
 
 
+
+class Placement(FakeSlurm):
+    """placement: on a topology file: what reaches sbatch, and the label collect gives each run
+    from the hosts it ran on."""
+
+    TOPOLOGY = ("SwitchName=leaf1 Nodes=node[1-3]\nSwitchName=leaf2 Nodes=node[4-6]\n"
+                "SwitchName=leaf3 Nodes=node[7-8]\nSwitchName=spine Switches=leaf[1-3]\n")
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(os.path.join(self.dir, "net"))
+        with open(os.path.join(self.dir, "net", "topology.conf"), "w") as f:
+            f.write(self.TOPOLOGY)
+        self.campaign = self.write("placed.yaml", """\
+            campaign: fake
+            tests: [all_reduce]
+            backend: mpi
+            nodes: [2]
+            topology: net/topology.conf
+            placement: same-leaf
+            variants:
+              - {name: near}
+              - {name: far, placement: across}
+            repeats: 2
+            """)
+
+    def sbatch_that_logs_its_arguments(self):
+        self.fake("sbatch", f"""\
+            import json, sys
+            with open({self.log!r}, "a+") as f:
+                f.seek(0)
+                n = 100 + len(f.read().splitlines())
+                f.write(json.dumps(sys.argv[1:]) + "\\n")
+            print(n)
+            """)
+
+    def finish_job(self, event, hosts):
+        # What the job leaves: its exit status and results whose context names its hosts.
+        os.makedirs(os.path.dirname(event["raw_jsonl"]), exist_ok=True)
+        with open(event["output"], "w") as f:
+            f.write("# collbench exited with status 0\n")
+        with open(os.path.join(os.path.dirname(event["raw_jsonl"]), "exit_status"), "w") as f:
+            f.write("0\n")
+        context = json.loads(CONTEXT_LINE)
+        context["hosts"] = [{"name": h, "ranks": [i], "instance_type": ""} for i, h in enumerate(hosts)]
+        with open(event["raw_jsonl"], "w") as f:
+            f.write(json.dumps(context) + "\n" + RESULT_LINE + "\n")
+
+    def test_switches_and_nodelist_reach_sbatch_and_collect_labels_where_runs_ran(self):
+        self.sbatch_that_logs_its_arguments()
+        self.squeue_that_forgot_every_job()
+        args = [self.campaign, "--collbench", COLLBENCH, "--results", self.results]
+        r = sweep("plan", *args, path=self.path())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("placement same-leaf: --switches=1@30:00", r.stdout)
+        self.assertIn("placement across: --nodelist=node1,node4 from ", r.stdout)
+        self.assertIn("node1 (leaf1), node4 (leaf2)", r.stdout)
+        # A local run has one host: no switch can separate its nodes.
+        r = sweep("run", "--local", *args, path=self.path())
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("placed.yaml:6:12: placement: same-leaf asks Slurm", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+        r = sweep("submit", *args, path=self.path())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(self.log) as f:
+            argvs = [json.loads(line) for line in f]
+        self.assertEqual(len(argvs), 4)
+        for argv in argvs:
+            name = [a for a in argv if a.startswith("--job-name=")][0]
+            if "-near-" in name:
+                self.assertIn("--switches=1@30:00", argv)
+                self.assertFalse([a for a in argv if a.startswith("--nodelist")], argv)
+            else:
+                self.assertIn("--nodelist=node1,node4", argv)
+                self.assertNotIn("--switches=1@30:00", argv)
+        submitted = {e["run"]: e for e in manifest(self.results, "fake") if e["event"] == "submitted"}
+        self.assertEqual(submitted["default-n2x1-far-r0"]["definition"]["placement"], "across")
+
+        # Where the jobs really ran: one leaf, two leaves, and a host the topology lacks.
+        landed = {"default-n2x1-near-r0": ["node1", "node2"],
+                  "default-n2x1-far-r0": ["node1", "node4"],
+                  "default-n2x1-near-r1": ["node5", "node9"],
+                  "default-n2x1-far-r1": ["node3.cluster", "node8"]}
+        for run, hosts in landed.items():
+            self.finish_job(submitted[run], hosts)
+        r = sweep("collect", *args, path=self.path())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count("does not place node9"), 1, r.stdout)
+        expect = {"default-n2x1-near-r0": "same-leaf", "default-n2x1-far-r0": "across-level-2",
+                  "default-n2x1-near-r1": "unknown", "default-n2x1-far-r1": "across-level-2"}
+        for run, label in expect.items():
+            records = read_jsonl(os.path.join(self.results, "fake", run + ".jsonl"))
+            self.assertEqual({x["labels"]["placement"] for x in records}, {label}, run)
+            self.assertIn(f"collected {run} ", r.stdout)
+        self.assertIn("placement: 1 run labelled unknown: ", r.stdout)
+
 class BadInput(Temp):
     def test_campaign_errors_exit_2_with_position(self):
         cases = [

@@ -24,6 +24,14 @@ std::string instance_type() {
   return read_first_line("/sys/devices/virtual/dmi/id/product_name");
 }
 
+std::string instance_id() {
+  const std::string tag = read_first_line("/sys/devices/virtual/dmi/id/board_asset_tag");
+  // Other machines keep a serial number or a vendor's text there.
+  const bool id = tag.size() > 2 && tag.rfind("i-", 0) == 0 &&
+                  tag.find_first_not_of("0123456789abcdef", 2) == std::string::npos;
+  return id ? tag : "";
+}
+
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);) {

@@ -233,6 +233,15 @@ NetworkTopology read_slurm_topology(std::string_view text, std::string_view sour
   return t;
 }
 
+void NetworkTopology::rename_hosts(const std::map<std::string, std::string>& host_of) {
+  std::map<std::string, std::vector<std::string>> renamed;
+  for (auto& [host, path] : uplinks) {
+    const auto it = host_of.find(host);
+    renamed.emplace(it == host_of.end() ? host : it->second, std::move(path));
+  }
+  uplinks = std::move(renamed);
+}
+
 NetworkTopology read_ec2_topology(std::string_view json, std::string_view source,
                                   const std::map<std::string, std::string>& host_of) {
   nlohmann::json doc;

@@ -25,6 +25,7 @@ struct RankFacts {
   DeviceRecord device;
   std::map<std::string, std::string> env;
   std::string instance_type;
+  std::string instance_id;
   std::string cpu;
   std::int64_t pid = 0;
 
@@ -34,6 +35,7 @@ struct RankFacts {
                       Field{"device", &RankFacts::device},
                       Field{"env", &RankFacts::env},
                       Field{"instance_type", &RankFacts::instance_type},
+                      Field{"instance_id", &RankFacts::instance_id},
                       Field{"cpu", &RankFacts::cpu},
                       Field{"pid", &RankFacts::pid}};
   }
@@ -153,6 +155,7 @@ RunContext build_context(const Options& options, const BackendArgs& backend_args
   self.device = backend.device().info();
   self.env = recorded_environment(environ);
   self.instance_type = instance_type();
+  self.instance_id = instance_id();
   self.cpu = cpu_model();
   self.pid = static_cast<std::int64_t>(getpid());
   const auto all = gather(bootstrap, self, 0, "run context");
@@ -184,7 +187,7 @@ RunContext build_context(const Options& options, const BackendArgs& backend_args
     auto host = std::find_if(c.hosts.begin(), c.hosts.end(),
                              [&](const HostRecord& h) { return h.name == p.host; });
     if (host == c.hosts.end()) {
-      c.hosts.push_back({p.host, {}, p.instance_type, p.cpu});
+      c.hosts.push_back({p.host, {}, p.instance_type, p.cpu, p.instance_id});
       host = std::prev(c.hosts.end());
     }
     host->ranks.push_back(r);

@@ -70,9 +70,9 @@ const std::vector<std::string> kCampaignKeys =
     keys_of({"campaign", "description", "tests", "backend"}, measure_keys(),
             {"nodes", "tasks_per_node", "partitions", "variants", "repeats", "time_limit",
              "launcher", "container_image", "container_mounts", "output", "collbench",
-             "sbatch_args", "request_gpus", "doctor"});
+             "sbatch_args", "request_gpus", "doctor", "placement", "topology", "switch_wait"});
 const std::vector<std::string> kVariantKeys =
-    keys_of({"name", "description", "env"}, measure_keys(), {"sbatch_args"});
+    keys_of({"name", "description", "env"}, measure_keys(), {"sbatch_args", "placement"});
 const std::vector<std::string> kPartitionKeys{"name", "instance_type", "site_env", "sbatch_args"};
 const std::vector<std::string> kSizeKeys{"min", "max", "factor", "step"};
 
@@ -188,6 +188,13 @@ class Reader {
         c.request_gpus = boolean(value, key_mark, "request_gpus");
       } else if (key == "doctor") {
         c.doctor = doctor(value, key_mark);
+      } else if (key == "placement") {
+        c.placement = placement(value, key_mark);
+        c.placement_mark = mark(value, key_mark);
+      } else if (key == "topology") {
+        c.topology = topology(value, key_mark);
+      } else if (key == "switch_wait") {
+        c.switch_wait = switch_wait(value, key_mark);
       } else {
         measure_key(key, value, key_mark, c.request, c.args_mark);
       }
@@ -203,8 +210,10 @@ class Reader {
                                         [](const auto& k) { return k.key == "request_gpus"; });
     if (!gpus_given) c.request_gpus = uses_gpus(c.backend);
     if (c.partitions.empty()) c.partitions.push_back(Partition{"", "", "", {}, top});
-    if (c.variants.empty()) c.variants.push_back(Variant{"default", "", {}, {}, {}, {}, top});
+    if (c.placement_mark.line == 0) c.placement_mark = top;
+    if (c.variants.empty()) c.variants.push_back(default_variant(top));
     check_matrix_size(c, top);
+    check_placement(c);
     if (!c.container_image.empty() && c.launcher != "srun") {
       fail(top,
            "container_image needs launcher: srun (pyxis runs containers through srun); "
@@ -325,6 +334,72 @@ class Reader {
       fail(mark(v, km), "{} '{}' is not one of: {}", what, shown(s), fmt::join(choices, ", "));
     }
     return s;
+  }
+
+  NodePlacement placement(const YAML::Node& v, const SourceMark& km) const {
+    // Not through choice(): a list or a map gets the same message with the words to use.
+    const std::string s = v.IsScalar() ? v.Scalar() : "";
+    if (const auto p = parse_placement(s)) return *p;
+    fail(mark(v, km),
+         "'placement' must be same-leaf, across or any, not {}; same-leaf asks Slurm for nodes "
+         "under one leaf switch, across for nodes on two or more (e.g. placement: same-leaf)",
+         describe(v));
+  }
+
+  TopologySource topology(const YAML::Node& v, const SourceMark& km) const {
+    TopologySource t;
+    t.mark = mark(v, km);
+    t.file = text(v, km, "topology");
+    if (t.file.empty()) {
+      fail(t.mark,
+           "'topology' is empty; give slurm (what scontrol show topology prints) or a file such "
+           "as Slurm's topology.conf, relative to the campaign file");
+    }
+    t.kind = t.file == "slurm" ? TopologySource::Kind::kSlurm : TopologySource::Kind::kFile;
+    if (t.kind == TopologySource::Kind::kSlurm) t.file.clear();
+    return t;
+  }
+
+  std::string switch_wait(const YAML::Node& v, const SourceMark& km) const {
+    const std::string s = text(v, km, "switch_wait");
+    if (!parse_slurm_time(s)) {
+      fail(mark(v, km),
+           "switch_wait '{}' is not a Slurm time; give how long Slurm may wait for one leaf "
+           "switch as minutes (30), \"MM:SS\" or \"HH:MM:SS\" (e.g. switch_wait: \"30:00\")",
+           shown(s));
+    }
+    return s;
+  }
+
+  static Variant default_variant(const SourceMark& top) {
+    Variant v;
+    v.name = "default";
+    v.mark = top;
+    return v;
+  }
+
+  // A placement other than any needs the network's tree (to pick an across run's nodes and to
+  // tell where each run landed), and across needs two nodes to put on two leaves.
+  void check_placement(const Campaign& c) const {
+    for (const auto& v : c.variants) {
+      const NodePlacement p = c.placement_of(v);
+      if (p == NodePlacement::kAny) continue;
+      const SourceMark& at = v.placement ? v.placement_mark : c.placement_mark;
+      if (c.topology.kind == TopologySource::Kind::kNone) {
+        fail(at,
+             "placement: {} needs the network's tree; add topology: slurm (what scontrol show "
+             "topology prints) or topology: FILE (Slurm's topology.conf), or use placement: any",
+             placement_name(p));
+      }
+      if (p != NodePlacement::kAcross) continue;
+      for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+        if (c.nodes[i] >= 2) continue;
+        fail(c.node_marks[i],
+             "nodes: {} cannot be placed across leaf switches (placement: across at line {}); "
+             "across needs 2 or more nodes: remove {} from nodes or use placement: any",
+             c.nodes[i], at.line, c.nodes[i]);
+      }
+    }
   }
 
   DoctorMode doctor(const YAML::Node& v, const SourceMark& km) const {
@@ -720,6 +795,9 @@ class Reader {
           var.env = env(value, key_mark);
         } else if (key == "sbatch_args") {
           var.sbatch_args = words(value, key_mark, "sbatch_args", "sbatch_args: [--exclusive]");
+        } else if (key == "placement") {
+          var.placement = placement(value, key_mark);
+          var.placement_mark = mark(value, key_mark);
         } else {
           measure_key(key, value, key_mark, var.request, var.args_mark);
         }
@@ -848,6 +926,25 @@ std::optional<DoctorMode> parse_doctor_mode(std::string_view word) {
   for (const auto mode :
        {DoctorMode::kOff, DoctorMode::kCheck, DoctorMode::kRequire, DoctorMode::kStrict}) {
     if (word == doctor_mode_name(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+std::string_view placement_name(NodePlacement placement) {
+  switch (placement) {
+    case NodePlacement::kSameLeaf:
+      return "same-leaf";
+    case NodePlacement::kAcross:
+      return "across";
+    case NodePlacement::kAny:
+      break;
+  }
+  return "any";
+}
+
+std::optional<NodePlacement> parse_placement(std::string_view word) {
+  for (const auto p : {NodePlacement::kAny, NodePlacement::kSameLeaf, NodePlacement::kAcross}) {
+    if (word == placement_name(p)) return p;
   }
   return std::nullopt;
 }

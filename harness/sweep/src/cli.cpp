@@ -193,6 +193,12 @@ void add_hunt(CLI::App& app, SweepCommand& c, Given& given) {
                 "node (default pairs; pairs or sample:K required)");
   h->add_option("--repeats", s.repeats,
                 "Runs of each mode, and of each retest (default 1; 1 to 100)");
+  h->add_option("--topology", s.topology,
+                "The network's tree: slurm (scontrol show topology, in the job), Slurm's "
+                "topology.conf or EC2's describe-instance-topology JSON; names slow switch "
+                "uplinks and retests them");
+  h->add_option("--topology-hosts", s.topology_hosts,
+                "With EC2's topology: HOST INSTANCE-ID lines naming each instance's host");
   h->add_option("--threshold", given.hunt_threshold,
                 "A retest this far below the good pair is slow (default 25%)");
   h->add_option("--launcher", s.launcher, "srun (default) or mpirun, inside the job");

@@ -269,6 +269,24 @@ bool holds_collected_results(const std::filesystem::path& file, const std::strin
   return labelled && s.bad_lines == 0 && s.contexts > 0 && s.results > 0;
 }
 
+std::vector<HostRecord> context_hosts(const std::filesystem::path& jsonl) {
+  std::ifstream in(jsonl, std::ios::binary);
+  // The context is a file's first record: the rows after it need not be read.
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+      if (!j.is_object() || record_kind(j) != "context") continue;
+      return context_from_json(j).hosts;
+    } catch (const nlohmann::json::exception&) {
+      continue;  // a line cut short: the context may still follow
+    } catch (const RecordError&) {
+      return {};
+    }
+  }
+  return {};
+}
+
 ResultsSummary write_labelled(const std::filesystem::path& raw, const std::filesystem::path& dest,
                               const nlohmann::json& labels) {
   std::ifstream in(raw, std::ios::binary);

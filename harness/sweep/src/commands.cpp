@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "collbench/sizes.h"
 #include "collbench/sweep/collect.h"
 #include "collbench/sweep/partition_limits.h"
+#include "collbench/sweep/placement.h"
 #include "collbench/sweep/process.h"
 #include "collbench/sweep/progress.h"
 #include "collbench/sweep/slurm.h"
@@ -26,8 +28,11 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using State = RunRecord::State;
 
+// What Slurm said about each partition of the campaign (nullopt: it could not tell).
+using PartitionAnswers = std::map<std::string, std::optional<PartitionLimits>>;
+
 // What only a Slurm submission needs: the template, site env files, partition limits.
-void check_for_slurm(const Session& session, bool strict) {
+PartitionAnswers check_for_slurm(const Session& session, bool strict) {
   const auto& c = session.campaign;
   if (strict && !fs::exists(session.tools.sbatch_template)) {
     throw_usage(
@@ -52,8 +57,87 @@ void check_for_slurm(const Session& session, bool strict) {
     }
   }
   Slurm slurm;
-  check_partition_limits(c, [&](const std::string& name) { return slurm.partition(name); });
+  PartitionAnswers answers;
+  check_partition_limits(
+      c, [&](const std::string& name) { return answers[name] = slurm.partition(name); });
+  return answers;
 }
+
+// Checks every run's placement against the network's tree and chooses the hosts of the
+// placement: across runs (plan and submit). The tree is read when a run asks for a placement,
+// and a topology file always, so that a mistake in it shows before anything is submitted rather
+// than at collect; nullopt when it was not read.
+std::optional<NetworkTopology> place_session_runs(Session& session,
+                                                  const PartitionAnswers& answers) {
+  const auto& c = session.campaign;
+  const bool placed = std::any_of(session.runs.begin(), session.runs.end(), [](const RunSpec& r) {
+    return r.placement != NodePlacement::kAny;
+  });
+  if (!placed && c.topology.kind != TopologySource::Kind::kFile) return std::nullopt;
+  auto topology = campaign_topology(c, [] { return Slurm().topology(); });
+  if (!topology) return std::nullopt;
+  place_runs(c, session.runs, *topology,
+             [&](const std::string& partition) -> std::optional<std::vector<std::string>> {
+               const auto it = answers.find(partition);
+               if (it == answers.end() || !it->second || it->second->hosts.empty())
+                 return std::nullopt;
+               return it->second->hosts;
+             });
+  return topology;
+}
+
+// The placement labels of collected Slurm runs, from the campaign's tree (read when the first
+// run is collected), and the hosts the tree did not place, said once at the end.
+class PlacementLabels {
+ public:
+  explicit PlacementLabels(const Session& session) : session_(session) {}
+
+  // The labels of `run`, collected from `raw`.
+  RunLabels of(const RunSpec& run, const fs::path& raw) {
+    RunLabels labels = run_labels(session_.campaign, run);
+    // Local runs share one host, which the cluster's tree does not describe.
+    if (session_.campaign.topology.kind == TopologySource::Kind::kNone ||
+        where_of(session_, run) == Where::kLocal) {
+      return labels;
+    }
+    if (!topology_) {
+      topology_ = campaign_topology(session_.campaign, [] { return Slurm().topology(); });
+    }
+    const auto hosts = context_hosts(raw);
+    std::vector<std::string> names;
+    for (const auto& h : hosts) names.push_back(h.name);
+    // EC2's tree names instances: the context says which host each one is.
+    NetworkTopology tree = *topology_;
+    tree.rename_hosts(hosts_by_instance(hosts));
+    const LandedPlacement landed = landed_placement(tree, names);
+    labels.placement = landed.label();
+    if (!landed.level) ++unknown_;
+    missing_.insert(landed.missing.begin(), landed.missing.end());
+    return labels;
+  }
+
+  // One line on the runs labelled unknown and the hosts behind it, or "".
+  std::string summary() const {
+    if (unknown_ == 0) return "";
+    const std::string runs = fmt::format("{} run{}", unknown_, unknown_ == 1 ? "" : "s");
+    if (missing_.empty()) {
+      return fmt::format(
+          "placement: {} labelled unknown: their hosts share no switch in {} (or "
+          "their results name no host)",
+          runs, topology_->source);
+    }
+    return fmt::format(
+        "placement: {} labelled unknown: {} does not place {}; add them to the "
+        "topology to label where those runs ran",
+        runs, topology_->source, fmt::join(missing_, ", "));
+  }
+
+ private:
+  const Session& session_;
+  std::optional<NetworkTopology> topology_;
+  std::set<std::string> missing_;
+  int unknown_ = 0;
+};
 
 // The Slurm view of every submitted run.
 std::map<std::string, JobState> query_submitted(const Records& records) {
@@ -235,9 +319,11 @@ void record_submitted(const Session& session, const SweepSettings& s, const Subm
 }  // namespace
 
 int plan(const SweepSettings& s) {
-  const Session session = open_session(s);
+  Session session = open_session(s);
   const auto& c = session.campaign;
-  if (!s.local) check_for_slurm(session, false);
+  if (s.local) refuse_local_placement(c);
+  std::optional<NetworkTopology> topology;
+  if (!s.local) topology = place_session_runs(session, check_for_slurm(session, false));
   const auto records = load_records(session);
   print(s, fmt::format("campaign {} ({}): {} runs, results in {}", c.name, c.file.string(),
                        session.runs.size(), session.paths.root.string()));
@@ -245,6 +331,11 @@ int plan(const SweepSettings& s) {
   print(s, fmt::format("  tests {} · sizes {} · backend {} · {}", fmt::join(c.tests, ","),
                        describe_sizes(c.request), c.backend,
                        s.local ? "local mpirun" : "launcher " + c.launcher));
+  if (topology) {
+    print(s,
+          fmt::format("  topology {} ({} hosts) · placement {} · switch_wait {}", topology->source,
+                      topology->uplinks.size(), placement_name(c.placement), c.switch_wait));
+  }
   print(s, "");
   print(s, fmt::format("{:<36} {:<12} {:<16} {:>5} {:>10} {:<14} {:>6}  {}", "RUN", "PARTITION",
                        "INSTANCE", "NODES", "TASKS/NODE", "VARIANT", "REPEAT", "MANIFEST"));
@@ -270,6 +361,8 @@ int plan(const SweepSettings& s) {
     } else {
       const auto sub = sbatch_submission(c, {&r}, session.paths, session.tools, false);
       print(s, "  " + sub.command.display());
+      if (topology && r.placement != NodePlacement::kAny)
+        print(s, "  " + describe_placement(c, r, *topology));
       if (!r.env.empty()) {
         std::string env;
         for (const auto& e : r.env) {
@@ -284,11 +377,11 @@ int plan(const SweepSettings& s) {
 }
 
 int submit(const SweepSettings& s, const SubmitSettings& opt) {
-  const Session session = open_session(s);
+  Session session = open_session(s);
   const auto& c = session.campaign;
   if (s.local)
     throw_usage("submit sends runs to Slurm; for local runs use `collbench-sweep run --local`");
-  check_for_slurm(session, true);
+  place_session_runs(session, check_for_slurm(session, true));
   if (!opt.dry_run) check_collbench_exists(session.tools);
 
   std::optional<ManifestLock> lock;
@@ -431,7 +524,7 @@ int wait(const SweepSettings& s, const WaitSettings& w) {
 // A collected run whose results file was deleted gets it again from the raw results its job or
 // local attempt left, when they are still there. Returns whether it did.
 bool restore_collected(const Session& session, const SweepSettings& s, const RunSpec& run,
-                       const RunRecord& r) {
+                       const RunRecord& r, PlacementLabels& placement) {
   const auto dest = session.paths.collected(run.name);
   const auto found = r.raw_jsonl.empty() ? std::nullopt : summarize_results(r.raw_jsonl);
   if (!found || found->results == 0) {
@@ -442,7 +535,7 @@ bool restore_collected(const Session& session, const SweepSettings& s, const Run
     return false;
   }
   const auto summary =
-      write_labelled(r.raw_jsonl, dest, json_value(run_labels(session.campaign, run)));
+      write_labelled(r.raw_jsonl, dest, json_value(placement.of(run, r.raw_jsonl)));
   ManifestEvent e(EventKind::kCollected, run.name);
   e.job_id = r.job_id;
   e.attempt = r.last.attempt;
@@ -463,10 +556,11 @@ int collect(const SweepSettings& s) {
   auto records = load_records(session);
   const auto jobs = query_submitted(records);
   int collected = 0, failed = 0, waiting = 0;
+  PlacementLabels placement(session);
   for (const auto& run : session.runs) {
     const RunRecord* r = record_of(records, run.name);
     if (r && r->state == State::kCollected && !fs::exists(session.paths.collected(run.name))) {
-      collected += restore_collected(session, s, run, *r) ? 1 : 0;
+      collected += restore_collected(session, s, run, *r, placement) ? 1 : 0;
       continue;
     }
     if (!r || r->state != State::kSubmitted) continue;
@@ -477,7 +571,8 @@ int collect(const SweepSettings& s) {
     }
     if (o.kind == Outcome::Kind::kSucceeded) {
       const auto dest = session.paths.collected(run.name);
-      const auto summary = write_labelled(o.raw_jsonl, dest, json_value(run_labels(c, run)));
+      const RunLabels labels = placement.of(run, o.raw_jsonl);
+      const auto summary = write_labelled(o.raw_jsonl, dest, json_value(labels));
       ManifestEvent e(EventKind::kCollected, run.name);
       e.job_id = r->job_id;
       e.file = dest.filename().string();
@@ -487,8 +582,9 @@ int collect(const SweepSettings& s) {
       session.manifest.append(std::move(e));
       // The job's doctor report (COLLBENCH_DOCTOR) lies beside its results.
       const auto doctor = o.raw_jsonl.parent_path() / "doctor.json";
-      print(s, fmt::format("collected {} (job {}): {} result rows -> {}{}", run.name, r->job_id,
+      print(s, fmt::format("collected {} (job {}): {} result rows -> {}{}{}", run.name, r->job_id,
                            summary.results, dest.string(),
+                           labels.placement.empty() ? "" : "; placement " + labels.placement,
                            fs::exists(doctor) ? "; doctor report: " + doctor.string() : ""));
       ++collected;
     } else {
@@ -497,6 +593,7 @@ int collect(const SweepSettings& s) {
       ++failed;
     }
   }
+  if (const auto line = placement.summary(); !line.empty()) print(s, line);
   records = load_records(session);
   auto counts = tally(records, session.runs);
   int stale = 0;

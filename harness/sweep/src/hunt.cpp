@@ -13,10 +13,12 @@
 #include <sstream>
 #include <thread>
 
+#include "collbench/context.h"
 #include "collbench/error.h"
 #include "collbench/record.h"
 #include "collbench/result.h"
 #include "collbench/stats.h"
+#include "collbench/sweep/collect.h"
 #include "collbench/sweep/env.h"
 #include "collbench/sweep/process.h"
 #include "collbench/sweep/slurm.h"
@@ -187,15 +189,15 @@ constexpr std::string_view kSlurmTopology = "slurm";
 
 // What `scontrol show topology` prints; throws Error(kUsage) when Slurm knows no tree.
 std::string slurm_topology_text() {
-  const auto r = run_process({{"scontrol", "show", "topology"}, std::nullopt, std::nullopt, 60});
-  if (!r.ok() || r.out.find("SwitchName=") == std::string::npos) {
+  const std::string text = Slurm().topology();
+  if (text.find("SwitchName=") == std::string::npos) {
     throw_usage(
         "--topology slurm: scontrol show topology named no switch ({}); give Slurm a tree "
         "(TopologyPlugin=topology/tree and topology.conf) or give --topology FILE",
-        r.ok() ? std::string(trim(r.out)).empty() ? "it printed nothing" : std::string(trim(r.out))
-               : fmt::format("{}: {}", r.describe(), std::string(trim(r.err))));
+        trim(text).empty() ? std::string("it printed nothing")
+                           : std::string(trim(text.substr(0, text.find('\n')))));
   }
-  return r.out;
+  return text;
 }
 
 std::optional<fs::path> topology_hosts_file(const HuntSettings& s) {
@@ -335,6 +337,9 @@ int run_inside(const HuntSettings& s) {
   if (!s.topology.empty()) {
     const fs::path file = topology_file(s);
     o.topology = read_topology_file(file, topology_hosts_file(s));
+    // EC2's tree names instances: without a hosts file the tournament's contexts name them.
+    if (!pair_files.empty())
+      o.topology->rename_hosts(hosts_by_instance(context_hosts(pair_files.front())));
     topology_argv = {"--topology", file.string()};
     if (!s.topology_hosts.empty()) {
       topology_argv.insert(topology_argv.end(), {"--topology-hosts", s.topology_hosts.string()});

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collbench/error.h"
+#include "collbench/sweep/placement.h"
 
 namespace collbench::sweep {
 namespace {
@@ -112,6 +113,8 @@ Submission sbatch_submission(const Campaign& campaign, const std::vector<const R
   a.push_back("--output=" + s.output_pattern);
   // The submitter's environment (PATH, modules, SLURM_CONF, ...) plus the settings below.
   a.push_back("--export=ALL");
+  // Before the campaign's own sbatch_args, so that a user's --switches or --nodelist there wins.
+  for (auto& arg : placement_sbatch_args(campaign, run)) a.push_back(std::move(arg));
   a.insert(a.end(), run.sbatch_args.begin(), run.sbatch_args.end());
   a.push_back(tools.sbatch_template.string());
   a.insert(a.end(), run.collbench_args.begin(), run.collbench_args.end());
@@ -172,6 +175,8 @@ RunDefinition run_definition(const Campaign& campaign, const RunSpec& run, Where
     d.launcher = campaign.launcher;
     d.site_env = run.site_env;
     d.container_image = campaign.container_image;
+    // What was asked, not the hosts picked for it: those follow the cluster as it is.
+    if (run.placement != NodePlacement::kAny) d.placement = placement_name(run.placement);
   }
   // Whether a failed doctor stops the run decides which runs measure at all.
   if (campaign.doctor != DoctorMode::kOff) d.doctor = doctor_mode_name(campaign.doctor);
@@ -204,6 +209,8 @@ std::string describe_change(const RunDefinition& recorded, const RunDefinition& 
   add("container_image", quoted(recorded.container_image), quoted(now.container_image));
   add("doctor", recorded.doctor.empty() ? "off" : recorded.doctor,
       now.doctor.empty() ? "off" : now.doctor);
+  add("placement", recorded.placement.empty() ? "any" : recorded.placement,
+      now.placement.empty() ? "any" : now.placement);
   return fmt::format("{}", fmt::join(changes, "; "));
 }
 

@@ -8,6 +8,7 @@
 #include "collbench/sweep/collect.h"
 #include "collbench/sweep/commands.h"
 #include "collbench/sweep/doctor_gate.h"
+#include "collbench/sweep/placement.h"
 #include "collbench/sweep/process.h"
 #include "collbench/sweep/progress.h"
 #include "collbench/sweep/slurm_time.h"
@@ -231,6 +232,7 @@ int run_local(const SweepSettings& s, const LocalSettings& opt) {
   local.local = true;
   const Session session = open_session(local);
   const auto& c = session.campaign;
+  refuse_local_placement(c);
   check_collbench_exists(session.tools);
   if (!find_program(session.tools.mpirun)) {
     throw_runtime(

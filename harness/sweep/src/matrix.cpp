@@ -37,6 +37,7 @@ std::vector<RunSpec> expand_matrix(const Campaign& campaign, Where where) {
             r.tasks_per_node = tasks;
             r.repeat = repeat;
             r.variant = v.name;
+            r.placement = campaign.placement_of(v);
             r.env = v.env;
             r.collbench_args = campaign.collbench_args(v);
             r.sbatch_args = campaign.sbatch_args;
@@ -54,8 +55,10 @@ std::vector<RunSpec> expand_matrix(const Campaign& campaign, Where where) {
 }
 
 RunLabels run_labels(const Campaign& campaign, const RunSpec& run) {
-  return RunLabels{campaign.name, run.variant, run.partition_label, run.instance_type,
-                   run.repeat,    run.nodes,   run.tasks_per_node,  run.name};
+  // The placement label is known only once the run ran (collect).
+  return RunLabels{campaign.name,      run.variant, run.partition_label,
+                   run.instance_type,  run.repeat,  run.nodes,
+                   run.tasks_per_node, run.name,    ""};
 }
 
 std::string expand_job_pattern(const std::string& pattern, const std::string& job_id) {

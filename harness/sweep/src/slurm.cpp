@@ -11,6 +11,7 @@
 #include "collbench/error.h"
 #include "collbench/sweep/process.h"
 #include "collbench/text.h"
+#include "collbench/topology.h"
 #include "lists.h"
 
 namespace collbench::sweep {
@@ -130,6 +131,21 @@ std::map<std::string, JobState> Slurm::query(const std::vector<std::string>& ids
   return out;
 }
 
+namespace {
+
+// The hosts of a partition's Nodes= hostlist; none for "(null)" or a list that cannot be read
+// (the hosts only matter to placement: across, which then says it has none to draw from).
+std::vector<std::string> hosts_of_nodes_field(const std::string& nodes) {
+  if (nodes.empty() || nodes == "(null)") return {};
+  try {
+    return expand_hostlist(nodes, "scontrol show partition: Nodes");
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+}  // namespace
+
 std::optional<PartitionLimits> parse_partition_limits(const std::string& text,
                                                       const std::string& name) {
   std::istringstream lines(text);
@@ -156,6 +172,7 @@ std::optional<PartitionLimits> parse_partition_limits(const std::string& text,
         std::from_chars(m.data(), m.data() + m.size(), max).ec == std::errc()) {
       limits.max_nodes = max;
     }
+    limits.hosts = hosts_of_nodes_field(fields["Nodes"]);
     return limits;
   }
   return std::nullopt;
@@ -178,6 +195,18 @@ std::optional<PartitionLimits> Slurm::partition(const std::string& name) const {
     return std::nullopt;
   }
   return parse_partition_limits(r.out, name);
+}
+
+std::string Slurm::topology() const {
+  require("scontrol", "the network's tree (topology: slurm) cannot be read");
+  const auto r = run_process({{"scontrol", "show", "topology"}, std::nullopt, std::nullopt, 30});
+  if (!r.ok()) {
+    throw_runtime(
+        "scontrol show topology failed ({}): {}; the cluster needs TopologyPlugin=topology/tree "
+        "(or give the campaign topology: FILE)",
+        r.describe(), one_line(r.err.empty() ? r.out : r.err));
+  }
+  return r.out;
 }
 
 void Slurm::cancel(const std::vector<std::string>& ids) const {

@@ -66,11 +66,14 @@ struct HostRecord {
   std::vector<int> ranks;
   std::string instance_type;  ///< "" when unknown
   std::optional<std::string> cpu;
+  /// The EC2 instance id ("" elsewhere): what EC2's topology names the host by.
+  std::string instance_id;
 
   static constexpr auto fields() {
     return std::tuple{Field{"name", &HostRecord::name}, Field{"ranks", &HostRecord::ranks},
                       Field{"instance_type", &HostRecord::instance_type},
-                      Field{"cpu", &HostRecord::cpu, Presence::kOmittedWhenEmpty}};
+                      Field{"cpu", &HostRecord::cpu, Presence::kOmittedWhenEmpty},
+                      Field{"instance_id", &HostRecord::instance_id, Presence::kOmittedWhenEmpty}};
   }
 };
 
@@ -241,5 +244,9 @@ RunContext context_from(const J& line) {
 
 /// context_from() for nlohmann::json.
 RunContext context_from_json(const nlohmann::json& line);
+
+/// The hosts that recorded an EC2 instance id, by that id: EC2's topology names instances, and
+/// this names them back (NetworkTopology::rename_hosts).
+std::map<std::string, std::string> hosts_by_instance(const std::vector<HostRecord>& hosts);
 
 }  // namespace collbench

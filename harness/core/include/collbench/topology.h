@@ -35,6 +35,10 @@ struct NetworkTopology {
 
   /// The hosts of `hosts` the topology does not place, in the order given.
   std::vector<std::string> missing(const std::vector<std::string>& hosts) const;
+
+  /// Calls each host that `host_of` names (EC2's instance id -> the host's name, as the run
+  /// contexts record them) by that name; the others keep theirs.
+  void rename_hosts(const std::map<std::string, std::string>& host_of);
 };
 
 /// Slurm's tree description: topology.conf's lines or `scontrol show topology`'s output, one

@@ -233,7 +233,7 @@ class NcclTestsJsonImporter final : public Importer {
       ++process;
     }
     RunContext& c = sink_.context();
-    for (auto& [name, ranks] : hosts) c.hosts.push_back({name, std::move(ranks), "", {}});
+    for (auto& [name, ranks] : hosts) c.hosts.push_back({name, std::move(ranks), "", {}, ""});
     facts_.nranks = process * per_process;
     facts_.nodes = hosts.empty() ? kNotStated : static_cast<int>(hosts.size());
     c.nranks = facts_.nranks;

@@ -588,7 +588,7 @@ class NcclTestsTextImporter final : public Importer {
     // Some device lines only (a paste's tail): the rank count, but not the hosts.
     const bool every_rank = static_cast<int>(run_.ranks.size()) == facts_.nranks;
     if (every_rank) {
-      for (auto& [name, ranks] : hosts) c.hosts.push_back({name, std::move(ranks), "", {}});
+      for (auto& [name, ranks] : hosts) c.hosts.push_back({name, std::move(ranks), "", {}, ""});
     }
     facts_.nodes = hosts.empty() || !every_rank ? kNotStated : static_cast<int>(hosts.size());
     facts_.iterations = run_.iterations;

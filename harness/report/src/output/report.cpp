@@ -372,76 +372,11 @@ std::string write_gbench(const ResultSet& set, const Model& model, const ReportO
 
 }  // namespace
 
-int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
-  map_large_blocks();
-  const bool comparing = !options.baseline.empty() || !options.candidate.empty();
-  if (comparing) {
-    if (options.baseline.empty() || options.candidate.empty()) {
-      throw_usage("a comparison needs both --baseline DIR and --candidate DIR");
-    }
-    if (!options.inputs.empty()) {
-      throw_usage("give either result inputs or --baseline/--candidate, not both ({} also given)",
-                  inputs_text(options.inputs));
-    }
-    if (options.format == OutputFormat::kGbench) {
-      throw_usage(
-          "--format gbench converts one set of results; convert baseline and candidate separately "
-          "and "
-          "give both files to Google Benchmark's compare.py");
-    }
-    const ResultSet base_set = read_checked(options.baseline, "--baseline ", options, err);
-    const ResultSet cand_set = read_checked(options.candidate, "--candidate ", options, err);
-    const Model base = build_model(base_set, options.view);
-    const Model cand = build_model(cand_set, options.view);
-    check_view_values(options.view, {&base, &cand});
-    const Comparison comparison = compare(base, cand, options.compare);
-    // A gate that compared nothing has not passed: say why instead of "OK".
-    const auto judged = std::count_if(comparison.matched.begin(), comparison.matched.end(),
-                                      [](const MatchedPoint& m) { return compared(m); });
-    if (judged == 0) {
-      std::string dims;
-      for (Dim d : comparison.match_dims) dims += (dims.empty() ? "" : ", ") + std::string(name(d));
-      std::string warnings;
-      for (const auto& w : comparison.warnings) warnings += "; " + w;
-      throw_usage(
-          "--baseline {} --candidate {}: nothing was compared: no test, dtype, op, placement and "
-          "size has a bandwidth or time on both sides ({} matched point(s) without one, {} "
-          "series or size range(s) on one side only; configurations matched on: {}{}); compare "
-          "results of the same tests, or leave a dimension out with --match-ignore DIM",
-          inputs_text(options.baseline), inputs_text(options.candidate), comparison.matched.size(),
-          comparison.unmatched.size(), dims.empty() ? std::string("none") : dims, warnings);
-    }
-    const std::string dir = options.output.empty() ? "report" : options.output;
-    write_comparison(base_set, base, cand_set, cand, comparison, options, dir);
-    if (out && !options.quiet) {
-      std::string text = fmt::format("collbench-report: {}\n", detail::verdict_line(comparison));
-      for (const auto& w : comparison.warnings) text += fmt::format("  warning: {}\n", w);
-      std::size_t shown = 0;
-      for (const auto& m : comparison.matched) {
-        if (m.verdict != Verdict::kRegression || shown++ >= 10) continue;
-        text += fmt::format(
-            "  regression: {} {} {} {}: ratio {} (baseline {} GB/s, candidate {} GB/s)\n", m.test,
-            m.config, m.dtype, format_bytes(m.bytes), format_sig(m.ratio),
-            detail::busbw_text(m.baseline), detail::busbw_text(m.candidate));
-      }
-      for (const auto& u : comparison.unmatched) {
-        text +=
-            fmt::format("  unmatched (only in {}): {} {} {}{} {}: {}\n",
-                        u.in_baseline ? "baseline" : "candidate", u.test, u.config, u.dtype,
-                        u.op.empty() ? "" : " " + u.op, u.placement, detail::sizes_text(u.sizes));
-      }
-      text += fmt::format("collbench-report: comparison written to {}/index.html\n", dir);
-      print_checked(out, text);
-    }
-    return comparison.regressions > 0 ? exit_status(ExitCode::kCheckFailed) : 0;
-  }
+namespace {
 
-  if (options.inputs.empty()) {
-    throw_usage(
-        "no inputs: give result directories or .jsonl files (e.g. collbench-report "
-        "results/<campaign> -o report)");
-  }
-  const ResultSet set = read_checked(options.inputs, "", options, err);
+// One set of results: the suspects, the report, or Google Benchmark's JSON.
+int report_results(const ResultSet& set, const ReportOptions& options, std::FILE* out,
+                   std::FILE* err) {
   // The suspects need the rows alone, not the model: they are found on a thread of their own
   // while this one builds the model (each is a pass over every row).
   std::future<SuspectReport> suspects_found;
@@ -515,6 +450,92 @@ int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
   }
   if (out && options.reference.print) print_checked(out, reference_text(reference, model));
   return 0;
+}
+
+}  // namespace
+
+int run(const ReportOptions& options, std::FILE* out, std::FILE* err) {
+  map_large_blocks();
+  const bool comparing = !options.baseline.empty() || !options.candidate.empty();
+  if (comparing) {
+    if (options.baseline.empty() || options.candidate.empty()) {
+      throw_usage("a comparison needs both --baseline DIR and --candidate DIR");
+    }
+    if (!options.inputs.empty()) {
+      throw_usage("give either result inputs or --baseline/--candidate, not both ({} also given)",
+                  inputs_text(options.inputs));
+    }
+    if (options.format == OutputFormat::kGbench) {
+      throw_usage(
+          "--format gbench converts one set of results; convert baseline and candidate separately "
+          "and "
+          "give both files to Google Benchmark's compare.py");
+    }
+    const ResultSet base_set = read_checked(options.baseline, "--baseline ", options, err);
+    const ResultSet cand_set = read_checked(options.candidate, "--candidate ", options, err);
+    const Model base = build_model(base_set, options.view);
+    const Model cand = build_model(cand_set, options.view);
+    check_view_values(options.view, {&base, &cand});
+    const Comparison comparison = compare(base, cand, options.compare);
+    // A gate that compared nothing has not passed: say why instead of "OK".
+    const auto judged = std::count_if(comparison.matched.begin(), comparison.matched.end(),
+                                      [](const MatchedPoint& m) { return compared(m); });
+    if (judged == 0) {
+      std::string dims;
+      for (Dim d : comparison.match_dims) dims += (dims.empty() ? "" : ", ") + std::string(name(d));
+      std::string warnings;
+      for (const auto& w : comparison.warnings) warnings += "; " + w;
+      throw_usage(
+          "--baseline {} --candidate {}: nothing was compared: no test, dtype, op, placement and "
+          "size has a bandwidth or time on both sides ({} matched point(s) without one, {} "
+          "series or size range(s) on one side only; configurations matched on: {}{}); compare "
+          "results of the same tests, or leave a dimension out with --match-ignore DIM",
+          inputs_text(options.baseline), inputs_text(options.candidate), comparison.matched.size(),
+          comparison.unmatched.size(), dims.empty() ? std::string("none") : dims, warnings);
+    }
+    const std::string dir = options.output.empty() ? "report" : options.output;
+    write_comparison(base_set, base, cand_set, cand, comparison, options, dir);
+    if (out && !options.quiet) {
+      std::string text = fmt::format("collbench-report: {}\n", detail::verdict_line(comparison));
+      for (const auto& w : comparison.warnings) text += fmt::format("  warning: {}\n", w);
+      std::size_t shown = 0;
+      for (const auto& m : comparison.matched) {
+        if (m.verdict != Verdict::kRegression || shown++ >= 10) continue;
+        text += fmt::format(
+            "  regression: {} {} {} {}: ratio {} (baseline {} GB/s, candidate {} GB/s)\n", m.test,
+            m.config, m.dtype, format_bytes(m.bytes), format_sig(m.ratio),
+            detail::busbw_text(m.baseline), detail::busbw_text(m.candidate));
+      }
+      for (const auto& u : comparison.unmatched) {
+        text +=
+            fmt::format("  unmatched (only in {}): {} {} {}{} {}: {}\n",
+                        u.in_baseline ? "baseline" : "candidate", u.test, u.config, u.dtype,
+                        u.op.empty() ? "" : " " + u.op, u.placement, detail::sizes_text(u.sizes));
+      }
+      text += fmt::format("collbench-report: comparison written to {}/index.html\n", dir);
+      print_checked(out, text);
+    }
+    return comparison.regressions > 0 ? exit_status(ExitCode::kCheckFailed) : 0;
+  }
+
+  if (options.inputs.empty()) {
+    throw_usage(
+        "no inputs: give result directories or .jsonl files (e.g. collbench-report "
+        "results/<campaign> -o report)");
+  }
+  const ResultSet set = read_checked(options.inputs, "", options, err);
+  // EC2's topology names instances; the run contexts say which host each one is.
+  if (options.topology) {
+    std::map<std::string, std::string> host_of;
+    for (const auto& [run_id, read] : set.contexts)
+      host_of.merge(hosts_by_instance(read.context.hosts));
+    if (!host_of.empty()) {
+      ReportOptions named = options;
+      named.topology->rename_hosts(host_of);
+      return report_results(set, named, out, err);
+    }
+  }
+  return report_results(set, options, out, err);
 }
 
 }  // namespace collbench::report

@@ -15,6 +15,8 @@
 //   repeats: 3
 //   time_limit: "00:30:00"
 //   doctor: check
+//   topology: slurm
+//   placement: same-leaf
 //
 // Every error names the file, line and column and says how to fix it (exit code 2).
 #pragma once
@@ -56,6 +58,31 @@ struct Partition {
   std::string label() const { return name.empty() ? "default" : name; }
 };
 
+/// Where a run's nodes sit on the network's tree (the placement: key).
+enum class NodePlacement {
+  kAny,       ///< wherever Slurm puts them
+  kSameLeaf,  ///< under one leaf switch (sbatch --switches=1@<switch_wait>)
+  kAcross,    ///< on at least two leaf switches (sbatch --nodelist, drawn over the leaves)
+};
+
+/// The campaign file's word for a placement: "any", "same-leaf", "across".
+std::string_view placement_name(NodePlacement placement);
+
+/// The placement a word names, or nullopt.
+std::optional<NodePlacement> parse_placement(std::string_view word);
+
+/// Where a campaign's network tree comes from (the topology: key).
+struct TopologySource {
+  enum class Kind {
+    kNone,   ///< no topology: placement must be any, and runs get no placement label
+    kFile,   ///< a file: Slurm's topology.conf (or saved `scontrol show topology` output)
+    kSlurm,  ///< what `scontrol show topology` prints when it is needed
+  };
+  Kind kind = Kind::kNone;
+  std::string file;  ///< kFile: as written; relative paths are relative to the campaign file
+  SourceMark mark;   ///< where the key's value is
+};
+
 /// A named set of settings compared against the others.
 struct Variant {
   std::string name;
@@ -64,6 +91,10 @@ struct Variant {
   MeasureRequest request;  ///< what it measures differently from the campaign
   SourceMark args_mark;    ///< where its args: are
   std::vector<std::string> sbatch_args;
+  /// Its own placement: (a study of the same runs on one leaf and across leaves); nullopt: the
+  /// campaign's.
+  std::optional<NodePlacement> placement;
+  SourceMark placement_mark;  ///< where its placement: is
   SourceMark mark;
 };
 
@@ -104,7 +135,16 @@ struct Campaign {
   std::vector<std::string> sbatch_args;
   /// --gpus-per-node = tasks per node (default: when the backend uses GPUs)
   bool request_gpus = true;
-  DoctorMode doctor = DoctorMode::kOff;  ///< `collbench doctor` before every run
+  DoctorMode doctor = DoctorMode::kOff;           ///< `collbench doctor` before every run
+  NodePlacement placement = NodePlacement::kAny;  ///< every variant's unless it has its own
+  SourceMark placement_mark;                      ///< where placement: is (the file's top if not)
+  TopologySource topology;                        ///< where the network's tree comes from
+  std::string switch_wait = "30:00";  ///< how long Slurm may wait for one switch (Slurm time)
+
+  /// The placement of a variant's runs: its own, else the campaign's.
+  NodePlacement placement_of(const Variant& variant) const {
+    return variant.placement.value_or(placement);
+  }
 
   /// The collbench arguments of a variant (tests, sizes, options, --backend), without --jsonl.
   std::vector<std::string> collbench_args(const Variant& variant) const;

@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "collbench/context.h"
 #include "collbench/sweep/failure.h"
 #include "collbench/sweep/slurm.h"
 
@@ -65,6 +67,10 @@ bool holds_collected_results(const std::filesystem::path& file, const std::strin
 /// mismatches (collbench's exit status 1), a non-zero exit otherwise (an exit status 1 without
 /// mismatches comes from the launcher, not from verification).
 Failure describe_failed_exit(int status, const std::optional<ResultsSummary>& results);
+
+/// The hosts the run of a results file ran on: its first run context's hosts, in its order;
+/// empty when the file cannot be read or holds no context collbench's result model reads.
+std::vector<HostRecord> context_hosts(const std::filesystem::path& jsonl);
 
 /// Copies `raw` to `dest` adding `labels` to every record (context and result); lines that are
 /// not JSON are dropped and counted. Writes a temporary file and renames it, so `dest` is either

@@ -101,6 +101,9 @@ struct RunDefinition {
   /// The campaign's doctor: key; empty when off, so that manifests written before it existed
   /// still match campaigns without a doctor.
   std::string doctor;
+  /// The run's placement: ("same-leaf", "across"); empty when any, so that manifests written
+  /// before it existed still match campaigns without one. Slurm runs only.
+  std::string placement;
   bool operator==(const RunDefinition&) const = default;
 
   static constexpr auto fields() {
@@ -115,7 +118,8 @@ struct RunDefinition {
                       Field{"launcher", &D::launcher, kOmit},
                       Field{"site_env", &D::site_env, kOmit},
                       Field{"container_image", &D::container_image, kOmit},
-                      Field{"doctor", &D::doctor, kOmit}};
+                      Field{"doctor", &D::doctor, kOmit},
+                      Field{"placement", &D::placement, kOmit}};
   }
 };
 

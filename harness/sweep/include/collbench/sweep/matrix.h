@@ -31,8 +31,12 @@ struct RunSpec {
   int repeat = 0;
   std::string variant;
   EnvSettings env;
-  std::vector<std::string> collbench_args;  ///< without --jsonl
-  std::vector<std::string> sbatch_args;     ///< campaign, partition then variant extras
+  std::vector<std::string> collbench_args;        ///< without --jsonl
+  std::vector<std::string> sbatch_args;           ///< campaign, partition then variant extras
+  NodePlacement placement = NodePlacement::kAny;  ///< the variant's, else the campaign's
+  /// placement across: the hosts it asks Slurm for (place_runs, collbench/sweep/placement.h);
+  /// empty until placed, and for every other placement.
+  std::vector<std::string> nodelist;
   int ranks() const { return nodes * tasks_per_node; }
 };
 
@@ -54,6 +58,9 @@ struct RunLabels {
   int nodes = 0;
   int tasks_per_node = 0;
   std::string run;
+  /// Where the run's hosts were on the network's tree ("same-leaf", "across-level-2",
+  /// "unknown"): set when collected from Slurm under a campaign with a topology, else empty.
+  std::string placement;
 
   static constexpr auto fields() {
     using L = RunLabels;
@@ -64,7 +71,8 @@ struct RunLabels {
                       Field{"repeat", &L::repeat},
                       Field{"nodes", &L::nodes},
                       Field{"tasks_per_node", &L::tasks_per_node},
-                      Field{"run", &L::run}};
+                      Field{"run", &L::run},
+                      Field{"placement", &L::placement, Presence::kOmittedWhenEmpty}};
   }
 };
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collbench/sweep/campaign.h"
 
@@ -15,6 +16,9 @@ struct PartitionLimits {
   int total_nodes = 0;
   std::optional<int> max_nodes;  ///< MaxNodes; nullopt when UNLIMITED
   bool exists = true;            ///< false: Slurm has no partition of that name
+  /// Its hosts (Nodes=), in Slurm's order; empty when Slurm lists none or a list this cannot
+  /// read. A placement: across run's nodes are drawn from them.
+  std::vector<std::string> hosts;
 };
 
 /// Checks every node count against the partitions' limits; `lookup` returns nullopt when the

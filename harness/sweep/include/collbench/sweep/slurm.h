@@ -41,6 +41,10 @@ class Slurm {
   /// nullopt when scontrol is missing or cannot answer.
   std::optional<PartitionLimits> partition(const std::string& name) const;
 
+  /// The network's tree as `scontrol show topology` prints it (Slurm's topology/tree plugin).
+  /// Throws Error(kRuntime) when scontrol is missing or fails.
+  std::string topology() const;
+
   /// Cancels jobs (scancel); for tests and interrupted runs.
   void cancel(const std::vector<std::string>& ids) const;
 };
