@@ -702,6 +702,20 @@ TEST(Placement, AFlatNetworkCostsNothingAndHostsOutsideTheTopologyAreNamed) {
             "not in topology.conf (their pairs are left out, never guessed): " + host_name(7));
 }
 
+// What collbench-report prints on stdout for `o` (which must succeed).
+std::string printed(const ReportOptions& o) {
+  std::FILE* out = std::tmpfile();
+  EXPECT_TRUE(out);
+  if (!out) return "";
+  EXPECT_EQ(run(o, out, nullptr), 0);
+  std::string text;
+  std::rewind(out);
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
+  std::fclose(out);
+  return text;
+}
+
 TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
   PairSpec s;
   s.hosts = 8;
@@ -714,14 +728,7 @@ TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
   o.suspects = true;
   o.topology = leaves({0, 0, 0, 0, 1, 1, 1, 1});
   o.output = (dir.path() / "out").string();
-  std::FILE* out = std::tmpfile();
-  ASSERT_TRUE(out);
-  EXPECT_EQ(run(o, out, nullptr), 0);
-  std::string text;
-  std::rewind(out);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
-  std::fclose(out);
+  const std::string text = printed(o);
   EXPECT_NE(text.find("# placement: pairs meeting at a level-2 switch run at 60% of pairs on the "
                       "same leaf switch (level 1) (median of 16 pairs against 12)\n"),
             std::string::npos)
@@ -762,14 +769,7 @@ TEST(Placement, EC2sInstancesAreTheHostsTheRunContextsName) {
   o.suspects = true;
   o.suspects_json = true;
   o.topology = read_topology_file(dir.path() / "ec2.json", std::nullopt);
-  std::FILE* out = std::tmpfile();
-  ASSERT_TRUE(out);
-  EXPECT_EQ(run(o, out, nullptr), 0);
-  std::string text;
-  std::rewind(out);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
-  std::fclose(out);
+  const std::string text = printed(o);
   const SuspectsRecord record = read_suspects_json(text);
   EXPECT_TRUE(record.hosts.empty()) << text;
   ASSERT_EQ(record.switches.size(), 1u) << text;
