@@ -67,6 +67,9 @@ function(collbench_optional name found_var)
   set(COLLBENCH_WITH_${name} ${result} PARENT_SCOPE)
 endfunction()
 
+# The cluster's own libraries before the distribution's (MPI_HOME, /opt/amazon/openmpi, ...).
+include(CollbenchClusterLibraries)
+
 # --- MPI: the bootstrap for multi-rank runs and the host-memory backend.
 if(NOT DEFINED COLLBENCH_WITH_MPI OR COLLBENCH_WITH_MPI)
   find_package(MPI COMPONENTS C)
@@ -189,9 +192,6 @@ endfunction()
 # laptop without CUDA configures cleanly.
 set(_cuda_found OFF)
 if(NOT DEFINED COLLBENCH_WITH_CUDA OR COLLBENCH_WITH_CUDA)
-  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
-    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
-  endif()
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
@@ -224,3 +224,4 @@ if(NOT DEFINED COLLBENCH_WITH_OFI OR COLLBENCH_WITH_OFI)
   set(_ofi_found ${Libfabric_FOUND})
 endif()
 collbench_optional(OFI _ofi_found)
+collbench_report_cluster_libraries()

@@ -1,11 +1,16 @@
-# FindNCCL: locates nccl.h and libnccl (CUDA toolkit directory first, then the system).
+# FindNCCL: locates nccl.h and libnccl: in NCCL_ROOT alone when it is set (the cluster's NCCL,
+# cmake/CollbenchClusterLibraries.cmake), else the CUDA toolkit's directories, then the system's.
 # Defines NCCL::nccl and NCCL_VERSION_HEADER (the version the headers declare; the library's
 # runtime version is read with ncclGetVersion at run time and recorded in results).
+if(NCCL_ROOT)
+  find_path(NCCL_INCLUDE_DIR nccl.h PATHS ${NCCL_ROOT} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_library(NCCL_LIBRARY NAMES nccl PATHS ${NCCL_ROOT} PATH_SUFFIXES lib lib64 NO_DEFAULT_PATH)
+endif()
 find_path(NCCL_INCLUDE_DIR nccl.h
-  HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
+  HINTS $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
   PATH_SUFFIXES include)
 find_library(NCCL_LIBRARY NAMES nccl
-  HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR}
+  HINTS $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR}
   PATH_SUFFIXES lib lib64)
 if(NCCL_INCLUDE_DIR AND EXISTS ${NCCL_INCLUDE_DIR}/nccl.h)
   file(STRINGS ${NCCL_INCLUDE_DIR}/nccl.h _nccl_code REGEX "^#define NCCL_VERSION_CODE")

@@ -164,6 +164,22 @@ class Plugins(Trees):
         report, _ = self.json_of(["--sysfs-root", self.empty_root()], env)
         self.assertIsNone(finding(report, "env.NCCL_NET.unknown"))
 
+    def test_the_two_commonest_ways_efa_goes_unused_are_named_on_a_p5(self):
+        # With the plugin loading, NCCL_NET=Socket and FI_PROVIDER=tcp each have a finding of
+        # their own, also beside each other and beside a broken tree's failures.
+        root = self.tree("p5", "--no-peermem")
+        for name, value, rule in (("NCCL_NET", "Socket", "env.NCCL_NET.bypasses_efa"),
+                                  ("FI_PROVIDER", "tcp", "env.FI_PROVIDER.excludes_efa")):
+            env = clean_env(LD_LIBRARY_PATH=PLUGINS, NCCL_NET_PLUGIN="fakeofi", **{name: value})
+            report, _ = self.json_of(["--sysfs-root", root], env, code=1)
+            self.assertEqual(finding(report, rule)["severity"], "failure", checks(report))
+            self.assertIn(f"{name}={value} (environment)", finding(report, rule)["message"])
+        env = clean_env(LD_LIBRARY_PATH=PLUGINS, NCCL_NET_PLUGIN="fakeofi", NCCL_NET="Socket",
+                        FI_PROVIDER="tcp")
+        report, _ = self.json_of(["--sysfs-root", root], env, code=1)
+        self.assertIsNotNone(finding(report, "env.NCCL_NET.bypasses_efa"))
+        self.assertIsNotNone(finding(report, "env.FI_PROVIDER.excludes_efa"))
+
     def test_a_plugin_that_cannot_load_is_a_failure(self):
         env = clean_env(LD_LIBRARY_PATH=PLUGINS, NCCL_NET_PLUGIN="broken")
         report, p = self.json_of(["--sysfs-root", self.empty_root()], env, code=1)

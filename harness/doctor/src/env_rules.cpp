@@ -220,6 +220,46 @@ std::optional<Judgement> nccl_net_unknown(const HostFacts& h) {
                                            join(networks, ", ") + "): communicator creation fails"};
 }
 
+/// NCCL_NET naming one of NCCL's own networks (Socket, IB) on an EFA host whose plugin loads:
+/// NCCL then never opens the plugin, and EFA carries nothing. The commonest way EFA goes unused.
+std::optional<Judgement> nccl_net_bypasses_efa(const HostFacts& h) {
+  const auto value = h.setting("NCCL_NET");
+  if (!value || !is_efa_host(h) || !found_library(h, "net_plugin")) return std::nullopt;
+  const std::string wanted(trim(*value));
+  if (!iequals(wanted, "Socket") && !iequals(wanted, "IB")) return std::nullopt;
+  return Judgement{Severity::kFailure,
+                   describe_setting(h, "NCCL_NET") + " makes NCCL use its own " + wanted +
+                       " transport and never the net plugin on this EFA host: " +
+                       (iequals(wanted, "Socket") ? "every byte goes over TCP"
+                                                  : "there is no InfiniBand device to use") +
+                       "; unset NCCL_NET (or set it to Libfabric)"};
+}
+
+/// The providers an FI_PROVIDER value allows libfabric to use: "efa", "tcp;ofi_rxm,shm" (a list,
+/// each a provider or a layered chain) or "^tcp,udp" (all but those).
+bool fi_provider_allows(std::string_view value, std::string_view provider) {
+  std::string_view list = trim(value);
+  const bool excluding = !list.empty() && list.front() == '^';
+  if (excluding) list.remove_prefix(1);
+  bool named = false;
+  for (const auto& entry : split(list, ',')) {
+    for (const auto& part : split(entry, ';')) named = named || iequals(trim(part), provider);
+  }
+  return excluding ? !named : named;
+}
+
+/// FI_PROVIDER set so that libfabric may not use efa, on an EFA host: aws-ofi-nccl then finds no
+/// EFA provider and NCCL falls back to TCP (or fails). The other common way EFA goes unused.
+std::optional<Judgement> fi_provider_excludes_efa(const HostFacts& h) {
+  const auto value = h.setting("FI_PROVIDER");
+  if (!value || trim(*value).empty() || !is_efa_host(h)) return std::nullopt;
+  if (fi_provider_allows(*value, "efa")) return std::nullopt;
+  return Judgement{Severity::kFailure,
+                   describe_setting(h, "FI_PROVIDER") +
+                       " keeps libfabric from the efa provider on this EFA host: the net plugin "
+                       "then runs over another provider (TCP) or fails; unset FI_PROVIDER"};
+}
+
 std::optional<Judgement> nccl_debug_verbose(const HostFacts& h) {
   const auto value = h.setting("NCCL_DEBUG");
   if (!value) return std::nullopt;
@@ -376,6 +416,14 @@ const std::array kRules{
             "plugin's own name (aws-ofi-nccl: \"AWS Libfabric\" up to 1.11, \"Libfabric\" since, "
             "also answering to \"AWS Libfabric\" and \"OFI\")",
             COLLBENCH_NCCL_ENV "#nccl-net", nccl_net_unknown},
+    EnvRule{"env.NCCL_NET.bypasses_efa",
+            "NCCL_NET=Socket or IB selects one of NCCL's own transports, so NCCL never opens "
+            "the net plugin that drives EFA",
+            COLLBENCH_NCCL_ENV "#nccl-net", nccl_net_bypasses_efa},
+    EnvRule{"env.FI_PROVIDER.excludes_efa",
+            "FI_PROVIDER restricts libfabric to the providers it names (or, with ^, to all but "
+            "those); one without efa leaves the EFA devices unused",
+            kEfaCheatsheet, fi_provider_excludes_efa},
     EnvRule{"env.NCCL_DEBUG.verbose",
             "INFO logs every rank's set-up and TRACE every call; both cost time and bury the "
             "results in log lines",
