@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <link.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <strings.h>
 
 #include <cstdint>
@@ -150,6 +152,60 @@ LibraryFact probe_libfabric() {
     fact.version = fmt::format("{}.{}", v >> 16, v & 0xffff);
   }
   return fact;
+}
+
+LibraryFact probe_loaded_mpi() {
+  LibraryFact fact;
+  fact.name = "mpi";
+  // The loaded objects, as the dynamic loader lists them: the first libmpi is the one in use.
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto* found = static_cast<LibraryFact*>(data);
+        const std::string name = info->dlpi_name ? info->dlpi_name : "";
+        const auto slash = name.rfind('/');
+        if (name.compare(slash == std::string::npos ? 0 : slash + 1, 9, "libmpi.so") != 0) return 0;
+        found->found = true;
+        found->path = name;
+        return 1;
+      },
+      &fact);
+  if (!fact.found) {
+    fact.details["error"] = "no libmpi loaded (collbench was built without MPI)";
+    return fact;
+  }
+  // MPI_Get_library_version may be called before MPI_Init.
+  using Version = int (*)(char*, int*);
+  if (const auto version =
+          reinterpret_cast<Version>(dlsym(RTLD_DEFAULT, "MPI_Get_library_version"))) {
+    std::string text(8192, '\0');
+    int length = 0;
+    if (version(text.data(), &length) == 0 && length > 0) {
+      text.resize(static_cast<std::size_t>(length));
+      fact.version = text.substr(0, text.find_first_of(",\n"));
+    }
+  }
+  return fact;
+}
+
+void note_cluster_copy(LibraryFact& fact, const std::string& root) {
+  std::vector<std::string> copies;
+  if (fact.name == "libfabric") {
+    copies = {"/opt/amazon/efa/lib/libfabric.so.1", "/opt/amazon/efa/lib64/libfabric.so.1"};
+  } else if (fact.name == "mpi") {
+    copies = {"/opt/amazon/openmpi/lib/libmpi.so.40", "/opt/amazon/openmpi/lib64/libmpi.so.40",
+              "/opt/amazon/openmpi5/lib/libmpi.so.40", "/opt/amazon/openmpi5/lib64/libmpi.so.40"};
+  }
+  const std::string prefix = root == "/" ? "" : root;
+  for (const auto& copy : copies) {
+    char resolved[PATH_MAX];
+    if (!::realpath((prefix + copy).c_str(), resolved)) continue;
+    fact.details["cluster_copy"] = copy;
+    char loaded[PATH_MAX];
+    const bool same = fact.found && ::realpath(fact.path.c_str(), loaded) &&
+                      std::string(loaded) == std::string(resolved);
+    fact.details["loaded_cluster_copy"] = same ? "yes" : "no";
+    return;
+  }
 }
 
 LibraryFact probe_net_plugin(const char* nccl_net_plugin) {

@@ -31,6 +31,16 @@ LibraryFact probe_cuda_driver();
 LibraryFact probe_nvml_library();
 /// libfabric (libfabric.so.1): path and fi_version().
 LibraryFact probe_libfabric();
+
+/// The MPI library this process loaded (collbench links it): its file and MPI_Get_library_version;
+/// not found when none is loaded.
+LibraryFact probe_loaded_mpi();
+
+/// Where the cluster keeps its own copy of `library` ("libfabric", "mpi") under `root`: the EFA
+/// installer's /opt/amazon/efa and /opt/amazon/openmpi; "" when it has none. When it has one,
+/// `fact` records it (details "cluster_copy") and whether the loaded file is that copy
+/// ("loaded_cluster_copy": "yes" or "no").
+void note_cluster_copy(LibraryFact& fact, const std::string& root);
 /// NCCL's net plugin as NCCL would pick it: the first candidate that loads, with its path, the
 /// network name and interface version it registers ("Libfabric", "v9"), and aws-ofi-nccl's
 /// version. Not found: `details["tried"]` lists the names and `details["error"]` the loader's

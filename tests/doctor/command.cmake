@@ -43,6 +43,7 @@ if(TARGET collbench)
           Fixtures.test_strict_fails_on_warnings
           Plugins.test_the_plugin_nccl_would_load_is_named_with_its_version
           Plugins.test_the_two_commonest_ways_efa_goes_unused_are_named_on_a_p5
+          Plugins.test_the_libraries_collbench_loaded_against_the_clusters
           Plugins.test_a_plugin_that_cannot_load_is_a_failure
           Usage.test_bad_options_exit_2_with_one_line
           Usage.test_json_file_is_written_whole_or_not_at_all

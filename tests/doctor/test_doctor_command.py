@@ -180,6 +180,34 @@ class Plugins(Trees):
         self.assertIsNotNone(finding(report, "env.NCCL_NET.bypasses_efa"))
         self.assertIsNotNone(finding(report, "env.FI_PROVIDER.excludes_efa"))
 
+    def test_the_libraries_collbench_loaded_against_the_clusters(self):
+        # A p5 with the EFA installer's libfabric and Open MPI: collbench (built against this
+        # machine's, as a build on a head node against the distribution's would be) loaded other
+        # files. The libfabric is a failure on an EFA host, the MPI a warning; each names the fix.
+        root = self.tree("p5", "--efa-installer")
+        env = clean_env(LD_LIBRARY_PATH=PLUGINS, NCCL_NET_PLUGIN="fakeofi")
+        report, _ = self.json_of(["--sysfs-root", root], env, code=1)
+        fabric = finding(report, "libraries.libfabric_not_the_clusters")
+        self.assertEqual(fabric["severity"], "failure", checks(report))
+        self.assertIn("not the cluster's /opt/amazon/efa/lib/libfabric.so.1", fabric["message"])
+        self.assertIn("LIBFABRIC_HOME=/opt/amazon/efa", fabric["reason"])
+        libraries = {l["name"]: l for l in report["hosts"][0]["libraries"]}
+        if libraries["mpi"]["found"]:
+            mpi = finding(report, "libraries.mpi_not_the_clusters")
+            self.assertEqual(mpi["severity"], "warning", checks(report))
+            self.assertIn("MPI_HOME=/opt/amazon/openmpi", mpi["reason"])
+        # The cluster's copy is the file collbench loaded: nothing to say.
+        loaded = libraries["libfabric"]["path"]
+        copy = os.path.join(root, "opt/amazon/efa/lib/libfabric.so.1")
+        os.remove(copy)
+        os.symlink(os.path.realpath(loaded), copy)
+        report, _ = self.json_of(["--sysfs-root", root], env)
+        self.assertIsNone(finding(report, "libraries.libfabric_not_the_clusters"))
+        # Without the installer's tree there is no cluster copy to compare with.
+        report, _ = self.json_of(["--sysfs-root", self.tree("p5")], env)
+        self.assertIsNone(finding(report, "libraries.libfabric_not_the_clusters"))
+        self.assertIsNone(finding(report, "libraries.mpi_not_the_clusters"))
+
     def test_a_plugin_that_cannot_load_is_a_failure(self):
         env = clean_env(LD_LIBRARY_PATH=PLUGINS, NCCL_NET_PLUGIN="broken")
         report, p = self.json_of(["--sysfs-root", self.empty_root()], env, code=1)
