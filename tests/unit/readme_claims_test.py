@@ -29,8 +29,9 @@ def readme():
         return f.read()
 
 
-def dry_run(purpose, path=None):
-    env = dict(os.environ)
+def dry_run(purpose, path=None, extra_env=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("MPI_HOME", "HPCX_MPI_DIR")}
+    env.update(extra_env or {})
     if path:
         env["PATH"] = path + os.pathsep + env["PATH"]
     r = subprocess.run([os.path.join(SOURCE, "scripts", "setup"), "--dry-run", purpose],
@@ -96,6 +97,20 @@ class Setup(unittest.TestCase):
         for package in ("slurm-wlm", "slurmctld", "slurmd", "slurm-client", "munge"):
             self.assertNotIn(package, test)
         self.assertIn("libgtest-dev", test)
+
+    def test_no_second_mpi_where_the_cluster_has_one(self):
+        # The places CMake looks first (cmake/CollbenchClusterLibraries.cmake).
+        for name in ("MPI_HOME", "HPCX_MPI_DIR"):
+            with self.subTest(variable=name), tempfile.TemporaryDirectory() as prefix:
+                os.makedirs(os.path.join(prefix, "bin"))
+                mpicc = os.path.join(prefix, "bin", "mpicc")
+                with open(mpicc, "w") as f:
+                    f.write("#!/bin/sh\n")
+                os.chmod(mpicc, 0o755)
+                out, demo = dry_run("demo", extra_env={name: prefix})
+                self.assertIn("using the cluster's MPI", out)
+                self.assertNotIn("openmpi-bin", demo)
+                self.assertNotIn("libopenmpi-dev", demo)
 
     def test_a_purpose_is_required(self):
         r = subprocess.run([os.path.join(SOURCE, "scripts", "setup")], capture_output=True,
