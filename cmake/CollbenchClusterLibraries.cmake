@@ -92,6 +92,15 @@ if(COLLBENCH_LIBFABRIC_HOME)
   set(LIBFABRIC_ROOT "${COLLBENCH_LIBFABRIC_HOME}")
 endif()
 
+# Configure's line for one library: what was found, and why there (the chosen home's reason, or
+# how the default search found it).
+function(collbench_library_line library found why default_why)
+  if(NOT why)
+    set(why "${default_why}")
+  endif()
+  message(STATUS "collbench: ${library}: ${found} (${why})")
+endfunction()
+
 # --- After the searches: one line per library, and the two mix-ups worth a warning.
 function(collbench_report_cluster_libraries)
   # MPI
@@ -108,11 +117,8 @@ function(collbench_report_cluster_libraries)
         break()
       endif()
     endforeach()
-    set(why "${COLLBENCH_MPI_WHY}")
-    if(NOT why)
-      set(why "the system's default search; MPI_HOME chooses another")
-    endif()
-    message(STATUS "collbench: MPI: ${version}, ${MPI_C_COMPILER} (${why})")
+    collbench_library_line(MPI "${version}, ${MPI_C_COMPILER}" "${COLLBENCH_MPI_WHY}"
+                           "the system's default search; MPI_HOME chooses another")
     # Runs are launched with the mpirun first on PATH; a build against another MPI fails or
     # silently runs over a different transport.
     find_program(_collbench_path_mpirun NAMES mpirun NO_CACHE)
@@ -136,26 +142,19 @@ function(collbench_report_cluster_libraries)
   endif()
   # CUDA and NCCL
   if(COLLBENCH_WITH_CUDA)
-    set(why "${COLLBENCH_CUDA_WHY}")
-    if(NOT why)
-      set(why "CMAKE_CUDA_COMPILER or nvcc on PATH; CUDA_HOME chooses another")
-    endif()
-    message(STATUS "collbench: CUDA: ${CUDAToolkit_VERSION}, ${CUDAToolkit_BIN_DIR} (${why})")
+    collbench_library_line(CUDA "${CUDAToolkit_VERSION}, ${CUDAToolkit_BIN_DIR}" "${COLLBENCH_CUDA_WHY}"
+                           "CMAKE_CUDA_COMPILER or nvcc on PATH; CUDA_HOME chooses another")
   endif()
   if(COLLBENCH_WITH_NCCL)
-    set(why "${COLLBENCH_NCCL_WHY}")
-    if(NOT why)
-      set(why "the CUDA toolkit's directories, then the system's; NCCL_HOME chooses another")
-    endif()
-    message(STATUS "collbench: NCCL: version code ${NCCL_VERSION_HEADER}, ${NCCL_LIBRARY} (${why})")
+    collbench_library_line(NCCL "version code ${NCCL_VERSION_HEADER}, ${NCCL_LIBRARY}"
+                           "${COLLBENCH_NCCL_WHY}"
+                           "the CUDA toolkit's directories, then the system's; NCCL_HOME chooses another")
   endif()
   # libfabric
   if(COLLBENCH_WITH_OFI)
-    set(why "${COLLBENCH_LIBFABRIC_WHY}")
-    if(NOT why)
-      set(why "pkg-config, then the system's; LIBFABRIC_HOME chooses another")
-    endif()
-    message(STATUS "collbench: libfabric: ${Libfabric_VERSION}, ${Libfabric_LIBRARY} (${why})")
+    collbench_library_line(libfabric "${Libfabric_VERSION}, ${Libfabric_LIBRARY}"
+                           "${COLLBENCH_LIBFABRIC_WHY}"
+                           "pkg-config, then the system's; LIBFABRIC_HOME chooses another")
     set(efa "${COLLBENCH_CLUSTER_ROOT}/opt/amazon/efa")
     if(EXISTS "${efa}")
       # Under it as found (a link there to the library is the installer's own layout) or as
