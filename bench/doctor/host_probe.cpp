@@ -65,7 +65,7 @@ HostFacts probe_host(const ProbeOptions& options, const std::string& host) {
     merge_nvml(facts.gpus, *nvml);
     if (!nvml->driver_version.empty()) facts.driver_version = nvml->driver_version;
   }
-  facts.libraries = {probe_nccl(),       probe_cuda_driver(),
+  facts.libraries = {probe_nccl(),         probe_cuda_driver(),
                      probe_nvml_library(), probe_libfabric(),
                      probe_loaded_mpi(),   probe_net_plugin(env_or_null("NCCL_NET_PLUGIN"))};
   // The cluster's own libfabric and MPI, where it has them, against those collbench loaded.

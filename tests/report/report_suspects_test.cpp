@@ -659,8 +659,17 @@ TEST(Placement, CrossingTheSpineIsCostedPerLevelAndPerSwitch) {
   EXPECT_EQ(v.levels[0].pairs, 12);
   EXPECT_EQ(v.levels[1].pairs, 16);
   EXPECT_NEAR(v.levels[1].relative, 0.6, 0.05);
+  // The pairs' time at the smallest size (1 MiB here, bandwidth-bound): 1 / 0.6 as long.
+  EXPECT_GT(v.levels[0].latency_us, 0);
+  EXPECT_NEAR(v.levels[1].latency_relative, 1 / 0.6, 0.15);
   ASSERT_EQ(v.switches.size(), 1u);
   EXPECT_EQ(v.switches[0].node, "spine");
+  // The chart: two bars a level, against the same-leaf pairs' 100%.
+  const std::string svg = detail::placement_chart_svg(v);
+  EXPECT_NE(svg.find("aria-label=\"pair bandwidth and time by where pairs meet\""),
+            std::string::npos);
+  EXPECT_NE(svg.find(">60%</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("100%: pairs on the same leaf switch (level 1)"), std::string::npos);
   // One spine: its level's line says it all.
   EXPECT_EQ(v.sentences(), std::vector<std::string>{
                                "pairs meeting at a level-2 switch run at 60% of pairs on the same "
@@ -740,6 +749,8 @@ TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
   EXPECT_NE(md.find("| spine (level 2) | 16 |"), std::string::npos) << md;
   const std::string html = testing::read_file(dir.path() / "out" / "index.html");
   EXPECT_NE(html.find("<section id=\"placement\">"), std::string::npos);
+  EXPECT_NE(html.find("pair bandwidth and time by where pairs meet"), std::string::npos);
+  EXPECT_NE(md.find("| Relative time |"), std::string::npos) << md;
   EXPECT_NE(html.find("href=\"#placement\""), std::string::npos);
 }
 

@@ -509,6 +509,38 @@ TEST(HuntJudge, ASlowUplinkIsSlowAcrossItAndNotBelowIt) {
       << summary;
 }
 
+TEST(HuntJudge, AnUplinkIsJudgedAgainstThePairBelowItNotHalfwayToTheTournament) {
+  // Fixed ratios to the reference: the tournament found the uplink's pairs at 3.5% (three
+  // sharing it at once), a pair across it alone runs at 21% and the pair below it at 59% (a
+  // loaded machine): slow across by the threshold, against the reference and the pair below.
+  auto cluster = [](double across, double below) -> MeasurePair {
+    return [=](const std::string& a, const std::string& b) {
+      auto behind = [](const std::string& h) { return h == "n3" || h == "n4"; };
+      Retest t;
+      t.a = a;
+      t.b = b;
+      const double bw = behind(a) != behind(b) ? across : behind(a) ? below : 1.0;
+      t.bandwidths = {{"all_reduce out-of-place", bw}};
+      return t;
+    };
+  };
+  auto judged = [&](double across, double below) {
+    auto o = outcome({}, {});
+    o.topology = three_leaves();
+    o.suspects.switches = {{"leaf2", "spine", {}, 0.035, "pair evidence"}};
+    judge(o, {}, cluster(across, below));
+    return o.findings.at(0).verdict;
+  };
+  EXPECT_EQ(judged(0.21, 0.59), Verdict::kBadUplink);
+  EXPECT_EQ(judged(0.05, 1.0), Verdict::kBadUplink);
+  // As slow below it as across it: the load, not the uplink.
+  EXPECT_EQ(judged(0.40, 0.45), Verdict::kNotConfirmed);
+  // Across it not slow by the threshold.
+  EXPECT_EQ(judged(0.80, 1.0), Verdict::kNotConfirmed);
+  // The pair below it as slow as the tournament found the uplink: not the uplink alone.
+  EXPECT_EQ(judged(0.01, 0.1), Verdict::kNotConfirmed);
+}
+
 TEST(HuntJudge, AHostBehindASuspectUplinkIsRetestedOnItsOwnSide) {
   // The tournament named n3 as well as the uplink: its retest partner is n4, below the same
   // uplink, not the good node across it (which would make any host behind it look bad).

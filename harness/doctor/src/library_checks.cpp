@@ -69,20 +69,20 @@ std::vector<Finding> library_findings(const HostFacts& host) {
     const std::string copy = detail(*library, "cluster_copy");
     const bool fabric = std::string_view(name) == "libfabric";
     const std::string home = copy.substr(0, copy.find("/lib"));
-    out.push_back(make(
-        fmt::format("libraries.{}_not_the_clusters", name),
-        fabric && host.nic_count(NicKind::kEfa) > 0 ? Severity::kFailure : Severity::kWarning,
-        fmt::format("collbench loaded {} {} from {}, not the cluster's {}",
-                    fabric ? "libfabric" : "MPI", library->version.empty() ? "?" : library->version,
-                    library->path, copy),
-        host,
-        fmt::format("{}; rebuild collbench against the cluster's ({}={} cmake ..., README: "
-                    "Building on a cluster)",
-                    fabric ? "a libfabric other than the EFA installer's may lack the efa "
-                             "provider, and then the ofi backend and NCCL's plugin use TCP"
-                           : "runs then use another MPI than the cluster's mpirun and its "
-                             "transports (EFA)",
-                    fabric ? "LIBFABRIC_HOME" : "MPI_HOME", home)));
+    out.push_back(
+        make(fmt::format("libraries.{}_not_the_clusters", name),
+             fabric && host.nic_count(NicKind::kEfa) > 0 ? Severity::kFailure : Severity::kWarning,
+             fmt::format("collbench loaded {} {} from {}, not the cluster's {}",
+                         fabric ? "libfabric" : "MPI",
+                         library->version.empty() ? "?" : library->version, library->path, copy),
+             host,
+             fmt::format("{}; rebuild collbench against the cluster's ({}={} cmake ..., README: "
+                         "Building on a cluster)",
+                         fabric ? "a libfabric other than the EFA installer's may lack the efa "
+                                  "provider, and then the ofi backend and NCCL's plugin use TCP"
+                                : "runs then use another MPI than the cluster's mpirun and its "
+                                  "transports (EFA)",
+                         fabric ? "LIBFABRIC_HOME" : "MPI_HOME", home)));
   }
 
   const int efa = host.nic_count(NicKind::kEfa);

@@ -41,7 +41,7 @@ PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTop
                    });
 
   struct Samples {
-    std::vector<double> ratio, busbw;
+    std::vector<double> ratio, busbw, latency;
   };
   std::map<int, Samples> by_level;
   std::map<std::pair<int, std::string>, Samples> by_switch;
@@ -58,11 +58,14 @@ PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTop
     for (Samples* s : {&by_level[common->level], &by_switch[{common->level, common->node}]}) {
       s->ratio.push_back(p.ratio);
       s->busbw.push_back(p.busbw);
+      if (p.latency_us > 0) s->latency.push_back(p.latency_us);
     }
   }
   if (by_level.empty()) return v;
   v.reference_level = by_level.begin()->first;
   const double reference = median(by_level.begin()->second.ratio);
+  const auto& reference_latency = by_level.begin()->second.latency;
+  const double latency_reference = reference_latency.empty() ? 0 : median(reference_latency);
   auto group = [&](int level, std::string node, const Samples& s) {
     PlacementGroup g;
     g.level = level;
@@ -71,6 +74,9 @@ PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTop
     g.ratio = median(s.ratio);
     g.busbw = median(s.busbw);
     g.relative = reference > 0 ? g.ratio / reference : 0;
+    if (!s.latency.empty()) g.latency_us = median(s.latency);
+    if (g.latency_us > 0 && latency_reference > 0)
+      g.latency_relative = g.latency_us / latency_reference;
     return g;
   };
   for (const auto& [level, s] : by_level) v.levels.push_back(group(level, "", s));

@@ -279,11 +279,25 @@ PairLevels fit_pair_levels(const ResultSet& set,
       }
     }
   }
+  // Each pair's latency: the median time of its rows at the smallest size it was measured at,
+  // from every pair row (the levels use the large sizes alone).
+  std::map<std::pair<Name, Name>, std::pair<std::uint64_t, std::vector<double>>> smallest;
+  for (const auto& row : set.rows) {
+    if (row.status != RowStatus::kOk || !is_pair_row(row) || !(row.time() > 0)) continue;
+    auto& [bytes, times] = smallest[hosts_of(row)];
+    if (times.empty() || row.bytes < bytes) {
+      bytes = row.bytes;
+      times.clear();
+    }
+    if (row.bytes == bytes) times.push_back(row.time());
+  }
   PairLevels levels;
   levels.fit = fit_pairs(samples, pairs.size(), used_points.size(), median(batch_noise));
   for (const auto& [key, data] : pairs) {
+    const auto times = smallest.find(key);
     report.pairs.push_back({key.first, key.second, std::exp(levels.fit.level[data.index]),
-                            levels.fit.samples[data.index], median(data.largest_busbw)});
+                            levels.fit.samples[data.index], median(data.largest_busbw),
+                            times == smallest.end() ? 0.0 : median(times->second.second)});
   }
 
   // The noise of one pair's level from its rows alone: a row's, shrunk for a median of as many

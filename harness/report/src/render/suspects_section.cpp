@@ -280,20 +280,91 @@ std::string suspects_markdown_section(const SuspectReport& report) {
   return md;
 }
 
+namespace {
+
+std::string group_name(const PlacementGroup& g) {
+  return g.node.empty() ? level_words(g.level) : fmt::format("{} (level {})", g.node, g.level);
+}
+
+// The groups the table and the chart show: each level, then each switch above the lowest level
+// when there is more than one level to compare.
+std::vector<const PlacementGroup*> shown_groups(const PlacementVerdict& verdict) {
+  std::vector<const PlacementGroup*> out;
+  for (const auto& g : verdict.levels) out.push_back(&g);
+  if (verdict.levels.size() > 1) {
+    for (const auto& g : verdict.switches) out.push_back(&g);
+  }
+  return out;
+}
+
+}  // namespace
+
 Table placement_table(const PlacementVerdict& verdict) {
   Table t;
-  t.header = {"Pairs meet at", "Pairs", "Median busbw (GB/s)", "Relative"};
-  t.numeric = {false, true, true, true};
-  auto add = [&](const PlacementGroup& g) {
-    t.rows.push_back(
-        {g.node.empty() ? level_words(g.level) : fmt::format("{} (level {})", g.node, g.level),
-         std::to_string(g.pairs), format_sig(g.busbw), whole_percent(g.relative)});
-  };
-  for (const auto& g : verdict.levels) add(g);
-  if (verdict.levels.size() > 1) {
-    for (const auto& g : verdict.switches) add(g);
+  t.header = {"Pairs meet at",
+              "Pairs",
+              "Median busbw (GB/s)",
+              "Relative busbw",
+              "Median time at the smallest size (µs)",
+              "Relative time"};
+  t.numeric = {false, true, true, true, true, true};
+  for (const PlacementGroup* g : shown_groups(verdict)) {
+    t.rows.push_back({group_name(*g), std::to_string(g->pairs), format_sig(g->busbw),
+                      whole_percent(g->relative),
+                      g->latency_us > 0 ? format_sig(g->latency_us) : "—",
+                      g->latency_relative > 0 ? whole_percent(g->latency_relative) : "—"});
   }
   return t;
+}
+
+std::string placement_chart_svg(const PlacementVerdict& verdict) {
+  const auto groups = shown_groups(verdict);
+  if (groups.empty()) return "";
+  // Two bars a group, each against the pairs that meet lowest (100%, the dashed line): busbw
+  // (shorter is worse) and the time at the smallest size (longer is worse).
+  double top = 1;
+  for (const PlacementGroup* g : groups) top = std::max({top, g->relative, g->latency_relative});
+  top = std::ceil(top * 4) / 4;
+  const int label = 230, bar_w = 300, row_h = 34, head = 30;
+  const int width = label + bar_w + 70,
+            height = head + row_h * static_cast<int>(groups.size()) + 30;
+  auto x_of = [&](double v) { return label + static_cast<int>(std::lround(v / top * bar_w)); };
+  std::string s = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" role=\"img\" aria-label=\"pair bandwidth and time by where pairs meet\" "
+      "font-family=\"system-ui, sans-serif\" font-size=\"12\">\n<rect width=\"{0}\" "
+      "height=\"{1}\" fill=\"#ffffff\"/>\n"
+      "<rect x=\"{2}\" y=\"8\" width=\"10\" height=\"10\" fill=\"#3366cc\"/><text x=\"{3}\" "
+      "y=\"17\">busbw</text>\n<rect x=\"{4}\" y=\"8\" width=\"10\" height=\"10\" "
+      "fill=\"#e08020\"/><text x=\"{5}\" y=\"17\">time at the smallest size</text>\n",
+      width, height, label, label + 14, label + 70, label + 84);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const PlacementGroup& g = *groups[i];
+    const int y = head + static_cast<int>(i) * row_h;
+    s += fmt::format(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"middle\">{} ({} "
+        "pairs)</text>\n",
+        label - 8, y + row_h / 2 - 2, xml_escape(group_name(g)), g.pairs);
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"11\" fill=\"#3366cc\"/><text x=\"{}\" "
+        "y=\"{}\" font-size=\"10\">{}</text>\n",
+        label, y + 2, x_of(g.relative) - label, x_of(g.relative) + 4, y + 11,
+        whole_percent(g.relative));
+    if (g.latency_relative > 0) {
+      s += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"11\" fill=\"#e08020\"/><text "
+          "x=\"{}\" y=\"{}\" font-size=\"10\">{}</text>\n",
+          label, y + 15, x_of(g.latency_relative) - label, x_of(g.latency_relative) + 4, y + 24,
+          whole_percent(g.latency_relative));
+    }
+  }
+  const int bottom = head + row_h * static_cast<int>(groups.size());
+  s += fmt::format(
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\" "
+      "stroke-dasharray=\"4 3\"/>\n<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\" "
+      "font-size=\"10\">100%: pairs on {4}</text>\n</svg>\n",
+      x_of(1), head - 4, bottom, bottom + 14, xml_escape(level_words(verdict.reference_level)));
+  return s;
 }
 
 std::string placement_html_nav(const std::optional<PlacementVerdict>& verdict) {
@@ -310,7 +381,10 @@ std::string placement_html_section(const std::optional<PlacementVerdict>& verdic
   for (const auto& line : verdict->sentences())
     s += fmt::format("<li>{}.</li>\n", xml_escape(line));
   s += "</ul>\n";
-  if (!verdict->levels.empty()) s += html_table(placement_table(*verdict), "placement");
+  if (!verdict->levels.empty()) {
+    s += html_table(placement_table(*verdict), "placement");
+    s += "<figure>" + placement_chart_svg(*verdict) + "</figure>\n";
+  }
   return s + "</section>\n";
 }
 

@@ -26,6 +26,9 @@ std::string suspects_markdown_section(const SuspectReport& report);
 
 /// Level or switch, pairs, median busbw, relative to the reference level.
 Table placement_table(const PlacementVerdict& verdict);
+/// The placement verdict as a bar chart: per level (and per switch), the pairs' median busbw and
+/// time at the smallest size, each against the pairs that meet lowest. "" without a level.
+std::string placement_chart_svg(const PlacementVerdict& verdict);
 /// The "Placement" section of index.html (with --topology), and its navigation link; "" without.
 std::string placement_html_section(const std::optional<PlacementVerdict>& verdict);
 std::string placement_html_nav(const std::optional<PlacementVerdict>& verdict);

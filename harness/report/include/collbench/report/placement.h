@@ -22,6 +22,9 @@ struct PlacementGroup {
   double ratio = 0;     ///< median of its pairs' levels (PairStat::ratio: 1 is the median pair)
   double busbw = 0;     ///< median of its pairs' busbw (GB/s)
   double relative = 1;  ///< ratio over the reference level's ratio
+  /// Median of its pairs' latency (PairStat::latency_us; 0 when unknown), and over the
+  /// reference level's (0 when either is unknown).
+  double latency_us = 0, latency_relative = 0;
 };
 
 struct PlacementVerdict {

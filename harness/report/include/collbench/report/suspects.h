@@ -53,6 +53,9 @@ struct PairStat {
   double ratio = 0;  ///< its fitted level of busbw over the median pair's (1: the median pair)
   int samples = 0;   ///< rows the level was fitted from
   double busbw = 0;  ///< median busbw of its rows at the largest size used (GB/s)
+  /// Median time of its rows at the smallest size it was measured at (µs; 0 when unknown): its
+  /// latency, where the smallest size is a small one.
+  double latency_us = 0;
 };
 
 /// Pair evidence of one host.
