@@ -407,7 +407,11 @@ class FaultInjection(Workdir):
         stopped_rank = f"rank {np - 1} ("
         for rank in range(np - 1):
             mine = [line for line in reports if line.startswith(f"collbench: rank {rank} ")]
-            self.assertTrue(any("timeout" in line and test in line and " B)" in line for line in mine), err)
+            # The step that hung: an operation of the test at a size, or the check between two
+            # sizes when the stop landed there.
+            self.assertTrue(any("timeout" in line and ((test in line and " B)" in line)
+                                                       or "checking for a stop request" in line)
+                                for line in mine), err)
             self.assertTrue(any("not arrived: " in line and stopped_rank in line.split("not arrived: ")[1]
                                 and "not responding" in line for line in mine), err)
         self.assert_results_intact(6)

@@ -205,6 +205,36 @@ TEST(Suspects, OneBadLinkIsNamedAsTheLinkNeverAsAHost) {
   }
 }
 
+TEST(Suspects, OneSlowRowOfAPairIsNotASlowLink) {
+  // Eight hosts, one size, both placements (one round each pair, as a tournament measures it):
+  // one row of node-00 <-> node-02 four times slow, as a busy moment makes it, the row beside
+  // it as fast as the others. A slow link is slow in most of its rows; this is not named.
+  PairSpec s;
+  s.hosts = 8;
+  s.sizes = {256 << 10};
+  s.placements = {Placement::kOutOfPlace, Placement::kInPlace};
+  s.noise = 0.03;
+  ResultSet set = pair_set(s);
+  auto is_pair = [](const ReadRow& row, int a, int b) {
+    return row.group->hosts[0].str() == host_name(std::min(a, b)) &&
+           row.group->hosts[1].str() == host_name(std::max(a, b));
+  };
+  for (auto& row : set.rows) {
+    if (is_pair(row, 0, 2) && row.placement == Placement::kInPlace) *row.busbw_gbps /= 4;
+  }
+  SuspectReport report = find_suspects(set);
+  EXPECT_TRUE(report.links.empty()) << suspects_text(report);
+  EXPECT_TRUE(report.suspects.empty()) << suspects_text(report);
+  // Both rows slow: the link.
+  for (auto& row : set.rows) {
+    if (is_pair(row, 0, 2) && row.placement == Placement::kOutOfPlace) *row.busbw_gbps /= 4;
+  }
+  report = find_suspects(set);
+  ASSERT_EQ(report.links.size(), 1u) << suspects_text(report);
+  EXPECT_EQ(report.links[0].a.str(), host_name(0));
+  EXPECT_EQ(report.links[0].b.str(), host_name(2));
+}
+
 TEST(Suspects, ABadHostAndABadLinkAreBothNamed) {
   PairSpec s;
   s.hosts = 6;

@@ -122,6 +122,8 @@ struct PairFit {
   std::vector<double> level;  ///< per pair: log of its busbw relative to the median pair
   std::vector<int> samples;   ///< rows per pair
   double within = 0;          ///< noise of one row about its pair's and its point's level
+  /// per pair: each row's own level (log busbw less its point's level), on the scale of `level`
+  std::vector<std::vector<double>> rows;
 };
 
 struct PairSample {
@@ -156,6 +158,10 @@ PairFit fit_pairs(const std::vector<PairSample>& rows, std::size_t pairs, std::s
   const double middle = median(fit.level);
   for (auto& l : fit.level) l -= middle;
   for (auto& l : point_level) l += middle;
+  fit.rows = by_pair;
+  for (auto& pair_rows : fit.rows) {
+    for (auto& l : pair_rows) l -= middle;
+  }
   // The rows' noise: the differences between a pair's rows once the points' levels are taken
   // out (each difference of two rows has twice one row's variance), with the degrees of freedom
   // the point levels left; or at least the noise of one row's batch as its per-iteration times
@@ -428,6 +434,13 @@ void judge_links(const PairLevels& levels, const std::set<Name>& named, const Su
     const double margin = std::max(effect, rule.spread_factor * noise);
     const double shortfall = levels.fit.level[i] - ref_median;
     if (!(shortfall < -margin)) continue;
+    // Most of its rows slow by the minimum effect, as a host needs most of its pairs: a pair
+    // measured in one round has one row per placement, and one row that a busy moment slowed
+    // four times is not a slow link while the row beside it ran as fast as the others.
+    const auto& rows = levels.fit.rows[i];
+    const auto slow_rows =
+        std::count_if(rows.begin(), rows.end(), [&](double l) { return l - ref_median < -effect; });
+    if (2 * static_cast<std::size_t>(slow_rows) <= rows.size()) continue;
     SlowLink link;
     link.a = p.a;
     link.b = p.b;
