@@ -153,6 +153,12 @@ std::vector<std::string> expand_hostlist(std::string_view expression, std::strin
   return out;
 }
 
+bool NetworkTopology::below(const std::string& host, std::string_view node) const {
+  const auto it = uplinks.find(host);
+  return it != uplinks.end() &&
+         std::find(it->second.begin(), it->second.end(), node) != it->second.end();
+}
+
 std::optional<NetworkTopology::Common> NetworkTopology::common(std::string_view a,
                                                                std::string_view b) const {
   const auto ia = uplinks.find(std::string(a));

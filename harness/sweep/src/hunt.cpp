@@ -635,11 +635,6 @@ std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& r
 
 namespace {
 
-bool below(const NetworkTopology& topology, const std::string& host, const std::string& node) {
-  const auto it = topology.uplinks.find(host);
-  return it != topology.uplinks.end() && contains(it->second, node);
-}
-
 // Where each host stands against the uplinks the suspects name: a pair crosses one when exactly
 // one of its hosts is below that switch.
 struct UplinkSides {
@@ -648,12 +643,12 @@ struct UplinkSides {
 
   bool behind_any(const std::string& host) const {
     return topology && std::any_of(uplinks.begin(), uplinks.end(), [&](const NamedSwitch& u) {
-             return below(*topology, host, u.node);
+             return topology->below(host, u.node);
            });
   }
   bool crosses_any(const std::string& a, const std::string& b) const {
     return topology && std::any_of(uplinks.begin(), uplinks.end(), [&](const NamedSwitch& u) {
-             return below(*topology, a, u.node) != below(*topology, b, u.node);
+             return topology->below(a, u.node) != topology->below(b, u.node);
            });
   }
   // The first of `good` (not `host`) whose pair with `host` crosses no suspect uplink; the first
@@ -829,10 +824,10 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
     }
     std::vector<std::string> inside;
     for (const auto& h : o.hosts) {
-      if (below(*o.topology, h, u.node) && !contains(o.suspects.hosts, h)) inside.push_back(h);
+      if (o.topology->below(h, u.node) && !contains(o.suspects.hosts, h)) inside.push_back(h);
     }
     const auto outside = std::find_if(good.begin(), good.end(), [&](const std::string& h) {
-      return !below(*o.topology, h, u.node);
+      return !o.topology->below(h, u.node);
     });
     if (inside.size() < 2 || outside == good.end()) {
       f.evidence = inside.size() < 2 ? "fewer than two hosts below it that are not suspects"

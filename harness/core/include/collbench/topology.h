@@ -33,6 +33,9 @@ struct NetworkTopology {
   };
   std::optional<Common> common(std::string_view a, std::string_view b) const;
 
+  /// Whether `host` hangs below switch `node` (at any level); false for a host it does not place.
+  bool below(const std::string& host, std::string_view node) const;
+
   /// The hosts of `hosts` the topology does not place, in the order given.
   std::vector<std::string> missing(const std::vector<std::string>& hosts) const;
 

@@ -474,11 +474,7 @@ std::set<std::size_t> judge_uplinks(const PairLevels& levels, const NetworkTopol
       parent_of.emplace(it->second[k], it->second[k + 1]);
     }
   }
-  auto below = [&](Name host, const std::string& node) {
-    const auto it = topology.uplinks.find(host.str());
-    return it != topology.uplinks.end() &&
-           std::find(it->second.begin(), it->second.end(), node) != it->second.end();
-  };
+  auto below = [&](Name host, const std::string& node) { return topology.below(host.str(), node); };
   std::set<std::size_t> explained;
   std::map<std::vector<std::size_t>, std::size_t> finding_of;  // crossing pairs -> finding
   for (const auto& [node, parent] : parent_of) {
