@@ -5,8 +5,8 @@ by its own uplink, so that pairs between leaves really cross two uplinks. Slurm 
 (TopologyPlugin=topology/tree), and the cluster writes it as topology.conf and as EC2's
 describe-instance-topology JSON too.
 
-- nothing shaped: the placement verdict states what each level costs, and no switch, link or
-  host is named in any of five tournaments;
+- nothing shaped: the placement verdict states what each level costs; the five tournaments
+  together name no switch, link or host, and no tournament alone names a switch or a host;
 - leaf2's uplink shaped: that uplink is named, no host is excluded (its three hosts have five of
   seven pairs slow, which would name them as bad nodes without the tree), the retest confirms it
   with one pair below it and one across it; `--topology slurm`, topology.conf and the EC2 file
@@ -75,18 +75,31 @@ class Topology(HuntTest):
         self.assertEqual(self.suspects(), [], summary)
         self.assertIn("suspects (collbench-report --suspects): none", summary)
         self.assertNotIn("confirmed slow uplinks", summary)
+        files = self.tournament_files()
+        self.assertEqual(len(files), 5)
+        # The five tournaments together, as the hunt judges them, name nothing, from every way
+        # of giving the tree.
+        for name, topology in self.topology_sources().items():
+            answer = self.suspects_of(files, *topology, json_out=True)
+            found = (answer["hosts"], answer["links"], answer.get("switches", []))
+            self.assertEqual(found, ([], [], []), f"{name}: {answer}\n{self.evidence()}")
+        # Each tournament alone names no host and no switch: those take most of a host's seven
+        # pairs, or of the pairs across an uplink, slow. A link is one pair measured once a
+        # tournament, both of its rows back to back; a busy moment of a loaded two-core machine
+        # running eight ranks can slow that one measurement threefold, as a CI run saw, so one
+        # tournament's link is a suspect for the next tournaments and the retest, which is how
+        # the hunt treats it (above), not a verdict of its own.
         topology = self.topology_sources()["slurm"]
         named = {}
-        for k, jsonl in enumerate(self.tournament_files()):
-            text = self.suspects_of([jsonl], *topology)
-            named[k] = "".join(l + "\n" for l in text.splitlines()
-                               if not l.startswith("# placement: "))
+        for k, jsonl in enumerate(files):
+            answer = self.suspects_of([jsonl], *topology, json_out=True)
+            named[k] = (answer["hosts"], answer.get("switches", []))
             # What crossing the spine costs, against pairs on one leaf.
+            text = self.suspects_of([jsonl], *topology)
             self.assertRegex(text, r"# placement: pairs meeting at .+ run at \d+% of pairs on .+ "
                                    r"\(median of \d+ pairs against \d+\)", text)
-        print(f"--suspects per tournament: {named}", file=sys.stderr)
-        self.assertEqual(len(named), 5)
-        self.assertEqual(named, {k: "" for k in range(5)}, self.evidence())
+            print(f"tournament {k}: {answer}", file=sys.stderr)
+        self.assertEqual(named, {k: ([], []) for k in range(5)}, self.evidence())
 
     def test_a_slow_uplink_is_named_no_host_is_excluded_and_the_retest_confirms_it(self):
         cap_every_host(self.cluster, rate=HEALTHY_CAP)
