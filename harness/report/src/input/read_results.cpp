@@ -3,12 +3,18 @@
 // be judged once everything is read (duplicates, rows without a context) comes last.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <iterator>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "collbench/report/results.h"
 #include "input/context_reader.h"
@@ -25,6 +31,29 @@ namespace {
 constexpr std::uint64_t kBytesPerRow = 600;  // a result line is 600-900 bytes
 constexpr std::size_t kMaxThreads = 4;
 constexpr std::size_t kGroupsPerThread = 4;
+
+// Asks for the rows' reserved block to be backed by huge pages before its first row is written.
+// The rows are most of the report's memory (312 B each, held once per reader and once merged).
+// Filled 4 KiB page by page, a million rows took 150,000 page faults: with both readers faulting
+// in one address space, a sixth of the report's CPU time on a virtual machine, and 1.2 s of its
+// 4.3 s wall time (report_bench, BuildReport). With transparent huge pages on "madvise" or
+// "always", a fault maps 2 MiB. Only whole pages inside the block are advised; where the kernel
+// has none to give, or refuses the advice, the rows are read as before.
+template <typename T>
+void advise_huge_pages(const std::vector<T>& rows) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(rows.data());
+  const auto end = begin + rows.capacity() * sizeof(T);
+  const auto first = (begin + page - 1) / page * page;
+  const auto last = end / page * page;
+  if (rows.capacity() * sizeof(T) >= (std::uintptr_t{4} << 20) && last > first) {
+    madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  }
+#else
+  (void)rows;
+#endif
+}
 
 // Appends `from` (read from later files) to `into`.
 void merge_into(ResultSet& into, ResultSet&& from) {
@@ -92,6 +121,7 @@ void read_range(const std::vector<InputFile>& files, const std::vector<std::uint
   std::uint64_t bytes = 0;
   for (std::size_t i = begin; i < end; ++i) bytes += sizes[i];
   set.rows.reserve(bytes / kBytesPerRow);
+  advise_huge_pages(set.rows);
   detail::FileReader reader(set, imports);
   for (std::size_t i = begin; i < end; ++i) reader.read_file(files[i]);
 }
@@ -104,6 +134,7 @@ ResultSet merge(std::vector<ResultSet>& parts) {
   ResultSet set = std::move(parts[0]);
   std::vector<ReadRow> rows;
   rows.reserve(total_rows);
+  advise_huge_pages(rows);
   std::move(set.rows.begin(), set.rows.end(), std::back_inserter(rows));
   set.rows = std::move(rows);
   for (std::size_t g = 1; g < parts.size(); ++g) merge_into(set, std::move(parts[g]));
