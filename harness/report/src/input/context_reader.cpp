@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -81,8 +82,14 @@ void report_rows_without_context(ResultSet& set) {
   };
   std::vector<Missing> missing;  // in the order of their first row
   std::unordered_map<Name, std::size_t> index;
+  // A run's rows follow each other: its context is looked up once per run, not once per row.
+  std::optional<Name> last_with_context;
   for (const auto& row : set.rows) {
-    if (set.contexts.count(row.run_id)) continue;
+    if (row.run_id == last_with_context) continue;
+    if (set.contexts.count(row.run_id)) {
+      last_with_context = row.run_id;
+      continue;
+    }
     const auto [it, inserted] = index.try_emplace(row.run_id, missing.size());
     if (inserted) missing.push_back({&row, 0});
     ++missing[it->second].rows;
