@@ -75,6 +75,31 @@ TEST(ReportInput, DuplicateRowsInAFileAndAcrossFilesAreSkipped) {
   EXPECT_TRUE(has(set, Diagnostic::Kind::kDuplicate, "context of run"));
 }
 
+TEST(ReportInput, DuplicatesAmongManyRowsKeepTheFirstOfEach) {
+  // Enough rows that the duplicates are found in two halves side by side (dedup.cpp): 60,000
+  // measurements (one per -N cycle), then the same 60,000 again, so that every duplicate lies
+  // in the second half and its first in the first.
+  RunSpec s;
+  std::string once;
+  constexpr int kCycles = 60'000;
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    auto row = testing::result_line(s, "all_reduce", 1024);
+    row["cycle"] = cycle;
+    once += row.dump() + "\n";
+  }
+  TempDir dir;
+  dir.write("cycles.jsonl", testing::context_line(s).dump() + "\n" + once + once);
+  const auto set = read_results({dir.str()});
+  ASSERT_EQ(set.rows.size(), static_cast<std::size_t>(kCycles)) << dump_diagnostics(set);
+  EXPECT_EQ(set.count(Diagnostic::Kind::kDuplicate), static_cast<std::uint64_t>(kCycles));
+  for (int k = 0; k < kCycles; ++k) {
+    ASSERT_EQ(set.rows[k].cycle, k);
+    ASSERT_EQ(set.rows[k].line, static_cast<std::uint32_t>(k + 2));  // the first of each
+  }
+  EXPECT_TRUE(has(set, Diagnostic::Kind::kDuplicate, "cycles.jsonl:2 (", kCycles + 2))
+      << dump_diagnostics(set);
+}
+
 TEST(ReportInput, SplitGroupsOfOneRunAreNotDuplicates) {
   // --split: every group of a round, and every round, measures the same test and size in one
   // run; only the same group and round measured twice is a duplicate.
