@@ -176,6 +176,19 @@ TEST(Campaign, EveryRequestFieldIsAKey) {
   EXPECT_EQ(
       labelled.collbench_args(labelled.variants[0]),
       (std::vector<std::string>{"all_reduce", "--backend", "nccl", "--label", "rack=r7,site=lab"}));
+  // Point-to-point settings and the buffers, typed: a variant of fixed buffers against the
+  // campaign's rotating ones is what a cache effect is measured with.
+  const auto p2p = parse(kMinimal +
+                         "root: 1\npairs: all\nwindow: 8\nbuffers: rotate\n"
+                         "variants:\n  - name: warm\n    buffers: fixed\n");
+  EXPECT_EQ(p2p.collbench_args(p2p.variants[0]),
+            (std::vector<std::string>{"all_reduce", "-r", "1", "--pairs", "all", "--buffers",
+                                      "fixed", "--window", "8", "--backend", "nccl"}));
+  const std::string warm = error_of(kMinimal + "buffers: warm\n");
+  EXPECT_NE(warm.find("c.yaml:4:10: 'buffers' is not a value collbench takes: --buffers warm: "
+                      "expected one of: rotate, fixed"),
+            std::string::npos)
+      << warm;
   const std::string bad = error_of(kMinimal + "precision: lots\n");
   EXPECT_EQ(bad.rfind("c.yaml:4:12: ", 0), 0u) << bad;
   EXPECT_NE(bad.find("'precision' is not a value collbench takes: --precision lots: expected"),

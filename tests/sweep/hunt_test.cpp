@@ -94,6 +94,9 @@ TEST(HuntCli, OptionsReachTheSettings) {
   const auto labelled = hunt({"--nodes", "4", "-o", "d", "--label", "site=lab"});
   EXPECT_EQ(labelled.hunt.request.labels, (std::map<std::string, std::string>{{"site", "lab"}}))
       << "a field added to the request after the hunt was written";
+  const auto fixed = hunt({"--nodes", "4", "-o", "d", "--buffers", "fixed", "--window", "8"});
+  EXPECT_EQ(fixed.hunt.request.buffers, BufferPolicy::kFixed);
+  EXPECT_EQ(fixed.hunt.request.window, 8);
 }
 
 TEST(HuntCli, CollbenchOptionsTheHuntNamesItselfStayTheHunts) {

@@ -27,15 +27,19 @@ MeasureRequest full_request() {
       .step_bytes = std::nullopt,
       .dtypes = AllOr<DType>{false, {DType::kHalf, DType::kInt32}},
       .ops = AllOr<ReduceOp>{false, {ReduceOp::kMax}},
+      .root = 1,
       .check = 2,
       .iters = 7,
       .warmup = 3,
+      .pairs = PairMode::kAll,
+      .buffers = BufferPolicy::kFixed,
+      .window = 8,
       .timeout_s = 12.5,
       .precision = 0.05,
       .max_time_s = 3,
       .backend = "mpi",
       .labels = std::map<std::string, std::string>{{"variant", "a"}, {"site", "lab"}},
-      .extra_args = {"--pairs", "all"}};
+      .extra_args = {"--seed", "7"}};
 }
 
 // Reads to_argv()'s words back through set_from_text(), the way the hunt reads its options.
@@ -65,12 +69,20 @@ TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
                                                                "half,int32",
                                                                "-o",
                                                                "max",
+                                                               "-r",
+                                                               "1",
                                                                "-c",
                                                                "2",
                                                                "-n",
                                                                "7",
                                                                "-w",
                                                                "3",
+                                                               "--pairs",
+                                                               "all",
+                                                               "--buffers",
+                                                               "fixed",
+                                                               "--window",
+                                                               "8",
                                                                "--timeout",
                                                                "12.5",
                                                                "--precision",
@@ -81,8 +93,8 @@ TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
                                                                "mpi",
                                                                "--label",
                                                                "site=lab,variant=a",
-                                                               "--pairs",
-                                                               "all"}));
+                                                               "--seed",
+                                                               "7"}));
   MeasureRequest all;
   all.dtypes = AllOr<DType>{true, {}};
   all.ops = AllOr<ReduceOp>{true, {}};
@@ -111,14 +123,19 @@ TEST(MeasureRequest, TextIsReadAsTheCommandLineGivesIt) {
   EXPECT_DOUBLE_EQ(*r.precision, 0.02);
   EXPECT_DOUBLE_EQ(*r.timeout_s, 0);
   EXPECT_EQ(r.dtypes, (AllOr<DType>{false, {DType::kHalf, DType::kBfloat16}}));
+  EXPECT_TRUE(set_from_text(r, "--buffers", "fixed"));
+  EXPECT_TRUE(set_from_text(r, "--root", "3"));
+  EXPECT_EQ(r.buffers, BufferPolicy::kFixed);
+  EXPECT_EQ(r.root, 3);
   EXPECT_FALSE(set_from_text(r, "--split", "pairs"));  // not a field: the caller's to handle
 }
 
 TEST(MeasureRequest, BadTextNamesTheFlagAndTheAcceptedForm) {
   const std::vector<std::pair<std::string, std::string>> bad{
-      {"-b", "lots"},        {"-f", "2.5"},        {"-n", "-1"},
-      {"--timeout", "soon"}, {"-d", ""},           {"-d", "float,,half"},
-      {"-o", "median"},      {"--precision", "%"}, {"--backend", ""}};
+      {"-b", "lots"},    {"-f", "2.5"},         {"-n", "-1"},          {"--timeout", "soon"},
+      {"-d", ""},        {"-d", "float,,half"}, {"-o", "median"},      {"--precision", "%"},
+      {"--backend", ""}, {"--pairs", "some"},   {"--buffers", "warm"}, {"--buffers", "Rotate"},
+      {"-r", "-1"},      {"--window", "many"}};
   for (const auto& [flag, text] : bad) {
     MeasureRequest r;
     try {
@@ -182,6 +199,10 @@ TEST(MeasureRequest, CollbenchParsesWhatToArgvWrites) {
   EXPECT_DOUBLE_EQ(*o.precision, *r.precision);
   EXPECT_DOUBLE_EQ(o.max_time_s, *r.max_time_s);
   EXPECT_EQ(o.backend, *r.backend);
+  EXPECT_EQ(o.root, *r.root);
+  EXPECT_EQ(o.pairs, *r.pairs);
+  EXPECT_EQ(o.buffers, r.buffers);
+  EXPECT_EQ(o.window, *r.window);
   EXPECT_EQ(o.request.labels, r.labels) << "a field without an option of collbench's own";
 }
 

@@ -93,6 +93,16 @@ void parse_into(std::optional<AllOr<ReduceOp>>& out, RequestText, std::string_vi
   out = parse_names<ReduceOp>(flag, text, parse_op, op_names());
 }
 
+// One name of the enum, exactly as collbench spells it.
+template <NamedEnum E>
+void parse_into(std::optional<E>& out, RequestText, std::string_view flag, std::string_view text) {
+  out = enum_from_name<E>(text);
+  if (!out) {
+    const auto names = enum_names(E{});
+    refuse(flag, text, fmt::format("one of: {}", fmt::join(names.begin(), names.end(), ", ")));
+  }
+}
+
 void parse_into(std::optional<std::string>& out, RequestText, std::string_view flag,
                 std::string_view text) {
   if (text.empty()) refuse(flag, text, "a name");
@@ -123,6 +133,8 @@ std::string request_text(double value) { return fmt::format("{}", value); }
 std::string request_text(const AllOr<DType>& value) { return names_text(value); }
 std::string request_text(const AllOr<ReduceOp>& value) { return names_text(value); }
 std::string request_text(const std::string& value) { return value; }
+std::string request_text(PairMode value) { return std::string(name(value)); }
+std::string request_text(BufferPolicy value) { return std::string(name(value)); }
 std::string request_text(const std::map<std::string, std::string>& value) {
   std::vector<std::string> items;
   for (const auto& [key, text] : value) items.push_back(key + "=" + text);

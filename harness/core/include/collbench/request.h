@@ -26,6 +26,7 @@ enum class RequestText {
   kSeconds,   ///< seconds, 0 or more, fractions allowed
   kFraction,  ///< "5%" or 0.05, written as the fraction
   kNames,     ///< canonical names (dtypes, reductions), comma-separated, or "all"
+  kName,      ///< one canonical name of an enum (--pairs all, --buffers fixed)
   kText,      ///< a word passed as it is
   kLabels,    ///< KEY=VALUE pairs, comma-separated
 };
@@ -75,7 +76,11 @@ struct MeasureRequest {
   std::optional<std::uint64_t> min_bytes, max_bytes, step_factor, step_bytes;
   std::optional<AllOr<DType>> dtypes;
   std::optional<AllOr<ReduceOp>> ops;
+  std::optional<int> root;  ///< of broadcast, reduce, scatter and gather
   std::optional<int> check, iters, warmup;
+  std::optional<PairMode> pairs;
+  std::optional<BufferPolicy> buffers;
+  std::optional<int> window;  ///< messages in flight per bw/bibw iteration
   std::optional<double> timeout_s;
   std::optional<double> precision;  ///< relative half-width of the 95% interval (0.05: 5%)
   std::optional<double> max_time_s;
@@ -103,12 +108,20 @@ struct MeasureRequest {
                                    "Element type(s), comma-separated, or all"},
         RequestField<AllOr<ReduceOp>>{"ops", "ops", "-o,--op", &R::ops, K::kNames,
                                       "Reduction(s), comma-separated, or all"},
+        RequestField<int>{"root", "root", "-r,--root", &R::root, K::kCount,
+                          "Root rank of broadcast, reduce, scatter and gather"},
         RequestField<int>{"check", "check", "-c,--check", &R::check, K::kCount,
                           "Verification rounds per size (0: off)"},
         RequestField<int>{"iters", "iters", "-n,--iters", &R::iters, K::kCount,
                           "Timed iterations per size"},
         RequestField<int>{"warmup", "warmup", "-w,--warmup_iters", &R::warmup, K::kCount,
                           "Warm-up iterations per size"},
+        RequestField<PairMode>{"pairs", "pairs", "--pairs", &R::pairs, K::kName,
+                               "Point-to-point pairing: first (0<->1) or all"},
+        RequestField<BufferPolicy>{"buffers", "buffers", "--buffers", &R::buffers, K::kName,
+                                   "Memory of successive operations: rotate or fixed"},
+        RequestField<int>{"window", "window", "--window", &R::window, K::kCount,
+                          "Messages in flight per bw/bibw iteration"},
         RequestField<double>{"timeout_s", "timeout", "--timeout,-T", &R::timeout_s, K::kSeconds,
                              "Seconds an operation may take before the run is aborted"},
         RequestField<double>{"precision", "precision", "--precision", &R::precision, K::kFraction,
@@ -143,6 +156,8 @@ std::string request_text(double value);
 std::string request_text(const AllOr<DType>& value);
 std::string request_text(const AllOr<ReduceOp>& value);
 std::string request_text(const std::string& value);
+std::string request_text(PairMode value);
+std::string request_text(BufferPolicy value);
 std::string request_text(const std::map<std::string, std::string>& value);
 
 /// The labels the request gives the run's records (--label), interned; empty when none.
