@@ -3,6 +3,7 @@
 // run gets from the hosts it ran on.
 #include "collbench/sweep/placement.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -182,6 +183,46 @@ TEST_F(PlacementTest, AcrossDrawsTheNodesRoundRobinOverTheLeaves) {
   // An across run that was never placed is not submitted without its hosts.
   const auto unplaced = expand_matrix(c, Where::kSlurm);
   EXPECT_THROW(sbatch_argv(c, unplaced[0]), Error);
+}
+
+TEST_F(PlacementTest, EC2sTopologyNamesItsInstancesHostsThroughTopologyHosts) {
+  // describe-instance-topology names instances, Slurm and sbatch --nodelist name hosts: the
+  // campaign's topology_hosts file maps one to the other before any run exists to tell.
+  std::string instances, hosts;
+  for (int i = 1; i <= 8; ++i) {
+    const int leaf = i <= 3 ? 1 : i <= 6 ? 2 : 3;
+    instances += fmt::format(R"({}{{"InstanceId": "i-{:017x}", "InstanceType": "p5.48xlarge", )"
+                             R"("NetworkNodes": ["nn-top", "nn-spine", "nn-leaf{}"]}})",
+                             i == 1 ? "" : ", ", i, leaf);
+    hosts += fmt::format("node{} i-{:017x}\n", i, i);
+  }
+  std::ofstream(dir_ / "net" / "ec2.json") << R"({"Instances": [)" << instances << "]}";
+  std::ofstream(dir_ / "net" / "hosts.txt") << hosts;
+  const auto ec2 = [&](const std::string& keys) {
+    return parse_campaign("campaign: net\ntests: [all_reduce]\nbackend: mpi\nnodes: [3]\n" + keys,
+                          (dir_ / "c.yaml").string(), {});
+  };
+  const auto c = ec2("topology: net/ec2.json\ntopology_hosts: net/hosts.txt\nplacement: across\n");
+  const auto runs = [&] {
+    auto r = expand_matrix(c, Where::kSlurm);
+    place_runs(c, r, tree(c), [&](const std::string&) { return kPartition; });
+    return r;
+  }();
+  EXPECT_EQ(runs[0].nodelist, (Strings{"node1", "node4", "node7"}));
+  EXPECT_TRUE(has(sbatch_argv(c, runs[0]), "--nodelist=node1,node4,node7"));
+  // Read after topology: or before it, the same.
+  EXPECT_EQ(tree(ec2("topology_hosts: net/hosts.txt\ntopology: net/ec2.json\n")).uplinks,
+            tree(c).uplinks);
+  // A missing mapping file is said at its key; a mapping without a file to map is refused.
+  const auto missing = ec2("topology: net/ec2.json\ntopology_hosts: net/none.txt\n");
+  const std::string m = usage_error([&] { tree(missing); });
+  EXPECT_EQ(m.rfind((dir_ / "c.yaml").string() + ":6:17: topology_hosts file ", 0), 0u) << m;
+  const std::string slurm =
+      usage_error([&] { ec2("topology: slurm\ntopology_hosts: net/hosts.txt\n"); });
+  EXPECT_NE(slurm.find(":6:17: topology_hosts names the hosts of EC2's describe-instance-topology "
+                       "JSON, but topology: slurm names its hosts itself"),
+            std::string::npos)
+      << slurm;
 }
 
 TEST_F(PlacementTest, AcrossIsRefusedWhenTheTreeCannotGiveIt) {

@@ -66,11 +66,11 @@ std::vector<std::string> keys_of(std::vector<std::string> head,
   return head;
 }
 
-const std::vector<std::string> kCampaignKeys =
-    keys_of({"campaign", "description", "tests", "backend"}, measure_keys(),
-            {"nodes", "tasks_per_node", "partitions", "variants", "repeats", "time_limit",
-             "launcher", "container_image", "container_mounts", "output", "collbench",
-             "sbatch_args", "request_gpus", "doctor", "placement", "topology", "switch_wait"});
+const std::vector<std::string> kCampaignKeys = keys_of(
+    {"campaign", "description", "tests", "backend"}, measure_keys(),
+    {"nodes", "tasks_per_node", "partitions", "variants", "repeats", "time_limit", "launcher",
+     "container_image", "container_mounts", "output", "collbench", "sbatch_args", "request_gpus",
+     "doctor", "placement", "topology", "topology_hosts", "switch_wait"});
 const std::vector<std::string> kVariantKeys =
     keys_of({"name", "description", "env"}, measure_keys(), {"sbatch_args", "placement"});
 const std::vector<std::string> kPartitionKeys{"name", "instance_type", "site_env", "sbatch_args"};
@@ -192,7 +192,15 @@ class Reader {
         c.placement = placement(value, key_mark);
         c.placement_mark = mark(value, key_mark);
       } else if (key == "topology") {
-        c.topology = topology(value, key_mark);
+        topology(value, key_mark, c.topology);
+      } else if (key == "topology_hosts") {
+        c.topology.hosts_mark = mark(value, key_mark);
+        c.topology.hosts_file = text(value, key_mark, "topology_hosts");
+        if (c.topology.hosts_file.empty()) {
+          fail(c.topology.hosts_mark,
+               "'topology_hosts' is empty; give the file of HOST INSTANCE-ID lines that names the "
+               "hosts of EC2's topology JSON, relative to the campaign file");
+        }
       } else if (key == "switch_wait") {
         c.switch_wait = switch_wait(value, key_mark);
       } else {
@@ -214,6 +222,7 @@ class Reader {
     if (c.variants.empty()) c.variants.push_back(default_variant(top));
     check_matrix_size(c, top);
     check_placement(c);
+    check_topology_hosts(c);
     if (!c.container_image.empty() && c.launcher != "srun") {
       fail(top,
            "container_image needs launcher: srun (pyxis runs containers through srun); "
@@ -346,8 +355,8 @@ class Reader {
          describe(v));
   }
 
-  TopologySource topology(const YAML::Node& v, const SourceMark& km) const {
-    TopologySource t;
+  // topology: into `t`, whose topology_hosts (read before or after it) is kept.
+  void topology(const YAML::Node& v, const SourceMark& km, TopologySource& t) const {
     t.mark = mark(v, km);
     t.file = text(v, km, "topology");
     if (t.file.empty()) {
@@ -357,7 +366,16 @@ class Reader {
     }
     t.kind = t.file == "slurm" ? TopologySource::Kind::kSlurm : TopologySource::Kind::kFile;
     if (t.kind == TopologySource::Kind::kSlurm) t.file.clear();
-    return t;
+  }
+
+  // topology_hosts names the hosts of a topology file (EC2's JSON): it needs one.
+  void check_topology_hosts(const Campaign& c) const {
+    if (c.topology.hosts_file.empty() || c.topology.kind == TopologySource::Kind::kFile) return;
+    fail(c.topology.hosts_mark,
+         "topology_hosts names the hosts of EC2's describe-instance-topology JSON, but {}; add "
+         "topology: FILE (that JSON, relative to the campaign file) or remove topology_hosts",
+         c.topology.kind == TopologySource::Kind::kSlurm ? "topology: slurm names its hosts itself"
+                                                         : "there is no topology: key");
   }
 
   std::string switch_wait(const YAML::Node& v, const SourceMark& km) const {

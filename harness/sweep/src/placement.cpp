@@ -51,8 +51,21 @@ NetworkTopology tree_from_file(const Campaign& campaign) {
         "prints), relative to the campaign file, or topology: slurm",
         campaign.topology.mark.str(), shown(file.string(), 300), read.why(kSmallFileBytes));
   }
+  std::optional<fs::path> hosts;
+  if (!campaign.topology.hosts_file.empty()) {
+    hosts = campaign.topology.hosts_file;
+    if (hosts->is_relative()) hosts = fs::absolute(campaign.file).parent_path() / *hosts;
+    hosts = hosts->lexically_normal();
+    if (const ReadFile read = read_regular_file(*hosts, kSmallFileBytes); !read) {
+      throw_usage(
+          "{}: topology_hosts file {}: {}; give the HOST INSTANCE-ID lines that name the hosts "
+          "of EC2's topology JSON, relative to the campaign file",
+          campaign.topology.hosts_mark.str(), shown(hosts->string(), 300),
+          read.why(kSmallFileBytes));
+    }
+  }
   try {
-    return read_topology_file(file, std::nullopt);
+    return read_topology_file(file, hosts);
   } catch (const Error& e) {
     fail_at_topology_key(campaign, e);
   }

@@ -81,6 +81,10 @@ struct TopologySource {
   Kind kind = Kind::kNone;
   std::string file;  ///< kFile: as written; relative paths are relative to the campaign file
   SourceMark mark;   ///< where the key's value is
+  /// topology_hosts: with EC2's describe-instance-topology JSON, the "HOST INSTANCE-ID" file
+  /// that names each instance's host (relative to the campaign file); empty: none.
+  std::string hosts_file;
+  SourceMark hosts_mark;
 };
 
 /// A named set of settings compared against the others.
