@@ -782,6 +782,23 @@ TEST(Placement, SuspectsModePrintsTheVerdictAsCommentLinesAndTheReportShowsIt) {
   EXPECT_NE(html.find("pair bandwidth and time by where pairs meet"), std::string::npos);
   EXPECT_NE(md.find("| Relative time |"), std::string::npos) << md;
   EXPECT_NE(html.find("href=\"#placement\""), std::string::npos);
+  // The same verdict, typed, in --suspects --json: what a script reads instead of the sentences.
+  o.suspects_json = true;
+  o.output.clear();
+  const SuspectsRecord record = read_suspects_json(printed(o));
+  ASSERT_TRUE(record.placement);
+  EXPECT_EQ(record.placement->reference_level, 1);
+  ASSERT_EQ(record.placement->levels.size(), 2u);
+  EXPECT_EQ(record.placement->levels[1].level, 2);
+  EXPECT_EQ(record.placement->levels[1].pairs, 16);
+  EXPECT_NEAR(record.placement->levels[1].relative, 0.6, 0.05);
+  EXPECT_NEAR(record.placement->levels[1].latency_relative, 1 / 0.6, 0.15);
+  ASSERT_EQ(record.placement->switches.size(), 1u);
+  EXPECT_EQ(record.placement->switches[0].node, "spine");
+  EXPECT_TRUE(record.placement->missing_hosts.empty());
+  // Without a topology the document has no placement member.
+  o.topology.reset();
+  EXPECT_EQ(printed(o).find("placement"), std::string::npos);
 }
 
 TEST(Placement, EC2sInstancesAreTheHostsTheRunContextsName) {

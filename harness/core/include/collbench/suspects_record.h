@@ -3,6 +3,7 @@
 // it, so that no program parses the other's human text; the text form is rendered from it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -60,16 +61,60 @@ struct NamedSwitch {
   }
 };
 
+/// What the node pairs that meet at one level of the network's tree (or at one switch of it)
+/// cost, against the pairs that meet lowest.
+struct PlacementCost {
+  int level = 0;
+  std::string node;  ///< the switch; empty for a whole level
+  int pairs = 0;
+  double busbw_gbps = 0;  ///< median busbw of its pairs
+  /// Its pairs' median speed over the lowest level's (0.62: they run at 62% of it).
+  double relative = 1;
+  /// Median time of its pairs at the smallest size measured, and over the lowest level's; 0 when
+  /// unknown.
+  double latency_us = 0, latency_relative = 0;
+
+  static constexpr auto fields() {
+    using P = PlacementCost;
+    return std::tuple{Field{"level", &P::level},
+                      Field{"node", &P::node, Presence::kOmittedWhenEmpty},
+                      Field{"pairs", &P::pairs},
+                      Field{"busbw_gbps", &P::busbw_gbps},
+                      Field{"relative", &P::relative},
+                      Field{"latency_us", &P::latency_us},
+                      Field{"latency_relative", &P::latency_relative}};
+  }
+};
+
+/// Did placement matter (with the network's topology): each level's and each switch's cost.
+struct PlacementRecord {
+  std::string source;                      ///< the topology file
+  int reference_level = 0;                 ///< the lowest level any pair meets at
+  std::vector<PlacementCost> levels;       ///< one per level, lowest first
+  std::vector<PlacementCost> switches;     ///< one per switch above the reference level
+  std::vector<std::string> missing_hosts;  ///< hosts with pair evidence the topology lacks
+
+  static constexpr auto fields() {
+    using P = PlacementRecord;
+    return std::tuple{Field{"source", &P::source}, Field{"reference_level", &P::reference_level},
+                      Field{"levels", &P::levels}, Field{"switches", &P::switches},
+                      Field{"missing_hosts", &P::missing_hosts}};
+  }
+};
+
 /// Everything named, most suspect first in each list.
 struct SuspectsRecord {
   std::vector<NamedHost> hosts;
   std::vector<NamedLink> links;
   std::vector<NamedSwitch> switches;  ///< only with a topology; absent from the JSON when none
+  /// Only with a topology and pair evidence; absent from the JSON otherwise.
+  std::optional<PlacementRecord> placement;
 
   static constexpr auto fields() {
     return std::tuple{Field{"hosts", &SuspectsRecord::hosts},
                       Field{"links", &SuspectsRecord::links},
-                      Field{"switches", &SuspectsRecord::switches, Presence::kOmittedWhenEmpty}};
+                      Field{"switches", &SuspectsRecord::switches, Presence::kOmittedWhenEmpty},
+                      Field{"placement", &SuspectsRecord::placement, Presence::kOmittedWhenEmpty}};
   }
 };
 

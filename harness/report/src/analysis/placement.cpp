@@ -18,6 +18,18 @@ std::string level_words(int level) {
   return fmt::format("a level-{} switch", level);
 }
 
+std::optional<PlacementRecord> placement_record(const PlacementVerdict& verdict) {
+  if (verdict.levels.empty()) return std::nullopt;
+  const auto cost = [](const PlacementGroup& g) {
+    return PlacementCost{g.level,    g.node,       g.pairs,           g.busbw,
+                         g.relative, g.latency_us, g.latency_relative};
+  };
+  PlacementRecord record{verdict.source, verdict.reference_level, {}, {}, verdict.missing_hosts};
+  for (const auto& g : verdict.levels) record.levels.push_back(cost(g));
+  for (const auto& g : verdict.switches) record.switches.push_back(cost(g));
+  return record;
+}
+
 PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTopology& topology) {
   PlacementVerdict v;
   v.source = topology.source;

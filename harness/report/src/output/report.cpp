@@ -399,12 +399,17 @@ int report_results(const ResultSet& set, const ReportOptions& options, std::FILE
     const SuspectReport report = suspects_found.get();
     if (!options.output.empty()) write_report(set, model, options, options.output, {}, report);
     if (out) {
-      std::string text =
-          options.suspects_json ? suspects_json(suspects_record(report)) : suspects_text(report);
+      SuspectsRecord record = suspects_record(report);
+      std::optional<PlacementVerdict> placement;
+      if (options.topology) {
+        placement = placement_verdict(report, *options.topology);
+        record.placement = placement_record(*placement);
+      }
+      std::string text = options.suspects_json ? suspects_json(record) : suspects_text(record);
       // The placement verdict as comment lines, after the hosts and links: an exclude list
       // built with grep -v '^#' stays the same.
-      if (options.topology && !options.suspects_json) {
-        for (const auto& line : placement_verdict(report, *options.topology).sentences()) {
+      if (placement && !options.suspects_json) {
+        for (const auto& line : placement->sentences()) {
           text += fmt::format("# placement: {}\n", line);
         }
       }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collbench/report/suspects.h"
+#include "collbench/suspects_record.h"
 #include "collbench/topology.h"
 
 namespace collbench::report {
@@ -46,6 +47,9 @@ struct PlacementVerdict {
 
 /// The verdict on `report`'s pairs (none: no pair evidence, said by an empty `levels`).
 PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTopology& topology);
+
+/// The verdict as the typed record --suspects --json carries (nullopt: no pair evidence).
+std::optional<PlacementRecord> placement_record(const PlacementVerdict& verdict);
 
 /// "placed: same leaf switch (level 1)" style names of a level, for tables and sentences.
 std::string level_words(int level);
