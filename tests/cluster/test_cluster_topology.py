@@ -128,6 +128,9 @@ class Topology(HuntTest):
             self.assertEqual(answer["links"], [], name)
             self.assertEqual([(s["node"], s["parent"], s["alike"]) for s in answer["switches"]],
                              [("leaf2", "spine", [])], name)
+        # The placement verdict names the file it read; everything else is one answer.
+        for answer in answers.values():
+            answer.get("placement", {}).pop("source", None)
         self.assertEqual(answers["slurm"], answers["topology.conf"])
         self.assertEqual(answers["slurm"], answers["ec2"])
 

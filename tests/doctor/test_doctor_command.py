@@ -80,7 +80,11 @@ class Trees(unittest.TestCase):
         p = doctor(args + ["--json"], env)
         if code is not None:
             self.assertEqual(p.returncode, code, p.stderr + p.stdout[-2000:])
-        return json.loads(p.stdout), p
+        try:
+            return json.loads(p.stdout), p
+        except json.JSONDecodeError as e:
+            self.fail(f"collbench doctor {' '.join(args)} --json exited {p.returncode} with no "
+                      f"JSON document ({e}); stdout: {p.stdout[-2000:]!r}; stderr: {p.stderr[-4000:]}")
 
 
 class Fixtures(Trees):
