@@ -20,14 +20,11 @@ std::string level_words(int level) {
 
 std::optional<PlacementRecord> placement_record(const PlacementVerdict& verdict) {
   if (verdict.levels.empty()) return std::nullopt;
-  const auto cost = [](const PlacementGroup& g) {
-    return PlacementCost{g.level,    g.node,       g.pairs,           g.busbw,
-                         g.relative, g.latency_us, g.latency_relative};
-  };
-  PlacementRecord record{verdict.source, verdict.reference_level, {}, {}, verdict.missing_hosts};
-  for (const auto& g : verdict.levels) record.levels.push_back(cost(g));
-  for (const auto& g : verdict.switches) record.switches.push_back(cost(g));
-  return record;
+  return PlacementRecord{verdict.source,
+                         verdict.reference_level,
+                         {verdict.levels.begin(), verdict.levels.end()},
+                         {verdict.switches.begin(), verdict.switches.end()},
+                         verdict.missing_hosts};
 }
 
 PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTopology& topology) {
@@ -84,7 +81,7 @@ PlacementVerdict placement_verdict(const SuspectReport& report, const NetworkTop
     g.node = std::move(node);
     g.pairs = static_cast<int>(s.ratio.size());
     g.ratio = median(s.ratio);
-    g.busbw = median(s.busbw);
+    g.busbw_gbps = median(s.busbw);
     g.relative = reference > 0 ? g.ratio / reference : 0;
     if (!s.latency.empty()) g.latency_us = median(s.latency);
     if (g.latency_us > 0 && latency_reference > 0)

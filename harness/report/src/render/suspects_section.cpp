@@ -309,7 +309,7 @@ Table placement_table(const PlacementVerdict& verdict) {
               "Relative time"};
   t.numeric = {false, true, true, true, true, true};
   for (const PlacementGroup* g : shown_groups(verdict)) {
-    t.rows.push_back({group_name(*g), std::to_string(g->pairs), format_sig(g->busbw),
+    t.rows.push_back({group_name(*g), std::to_string(g->pairs), format_sig(g->busbw_gbps),
                       whole_percent(g->relative),
                       g->latency_us > 0 ? format_sig(g->latency_us) : "—",
                       g->latency_relative > 0 ? whole_percent(g->latency_relative) : "—"});

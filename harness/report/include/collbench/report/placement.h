@@ -15,17 +15,10 @@
 
 namespace collbench::report {
 
-/// Pairs that meet at one level (node empty) or at one switch of it.
-struct PlacementGroup {
-  int level = 0;
-  std::string node;  ///< the switch; empty for a whole level
-  int pairs = 0;
-  double ratio = 0;     ///< median of its pairs' levels (PairStat::ratio: 1 is the median pair)
-  double busbw = 0;     ///< median of its pairs' busbw (GB/s)
-  double relative = 1;  ///< ratio over the reference level's ratio
-  /// Median of its pairs' latency (PairStat::latency_us; 0 when unknown), and over the
-  /// reference level's (0 when either is unknown).
-  double latency_us = 0, latency_relative = 0;
+/// Pairs that meet at one level (node empty) or at one switch of it: what they cost, as
+/// --suspects --json carries it (PlacementCost), and their median level.
+struct PlacementGroup : PlacementCost {
+  double ratio = 0;  ///< median of its pairs' levels (PairStat::ratio: 1 is the median pair)
 };
 
 struct PlacementVerdict {
