@@ -977,6 +977,11 @@ std::string SourceMark::str() const {
   return fmt::format("{}:{}:{}", shown(file, 300), line, column);
 }
 
+std::filesystem::path Campaign::beside(const std::filesystem::path& path) const {
+  const auto p = path.is_relative() ? std::filesystem::absolute(file).parent_path() / path : path;
+  return p.lexically_normal();
+}
+
 std::vector<std::string> Campaign::collbench_args(const Variant& variant) const {
   MeasureRequest r = merged(request, variant.request);
   r.tests = tests;

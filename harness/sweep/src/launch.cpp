@@ -55,8 +55,7 @@ std::filesystem::path resolve_site_env(const Partition& partition, const Campaig
   if (s.empty()) return {};
   std::filesystem::path p;
   if (s.find('/') != std::string::npos || (s.size() > 3 && s.ends_with(".sh"))) {
-    p = std::filesystem::path(s);
-    if (p.is_relative()) p = std::filesystem::absolute(campaign.file).parent_path() / p;
+    p = campaign.beside(s);
   } else {
     p = tools.sbatch_template.parent_path() / "env" / (s + ".sh");
   }

@@ -40,29 +40,29 @@ std::optional<std::string> name_in_tree(const NetworkTopology& topology, const s
   throw Error(e.code(), fmt::format("{}: topology: {}", campaign.topology.mark.str(), e.what()));
 }
 
-NetworkTopology tree_from_file(const Campaign& campaign) {
-  fs::path file = campaign.topology.file;
-  if (file.is_relative()) file = fs::absolute(campaign.file).parent_path() / file;
-  file = file.lexically_normal();
-  // Read here first so that a missing file is said in the campaign's words.
+// A file the campaign's key at `mark` names, read here first so that a missing or unreadable one
+// is said in the campaign's words, with `fix`.
+fs::path campaign_input(const Campaign& campaign, const std::string& path, const SourceMark& mark,
+                        std::string_view key, std::string_view fix) {
+  const fs::path file = campaign.beside(path);
   if (const ReadFile read = read_regular_file(file, kSmallFileBytes); !read) {
-    throw_usage(
-        "{}: topology file {}: {}; give Slurm's topology.conf (or what scontrol show topology "
-        "prints), relative to the campaign file, or topology: slurm",
-        campaign.topology.mark.str(), shown(file.string(), 300), read.why(kSmallFileBytes));
+    throw_usage("{}: {} file {}: {}; {}", mark.str(), key, shown(file.string(), 300),
+                read.why(kSmallFileBytes), fix);
   }
+  return file;
+}
+
+NetworkTopology tree_from_file(const Campaign& campaign) {
+  const TopologySource& t = campaign.topology;
+  const fs::path file = campaign_input(
+      campaign, t.file, t.mark, "topology",
+      "give Slurm's topology.conf (or what scontrol show topology prints), relative to the "
+      "campaign file, or topology: slurm");
   std::optional<fs::path> hosts;
-  if (!campaign.topology.hosts_file.empty()) {
-    hosts = campaign.topology.hosts_file;
-    if (hosts->is_relative()) hosts = fs::absolute(campaign.file).parent_path() / *hosts;
-    hosts = hosts->lexically_normal();
-    if (const ReadFile read = read_regular_file(*hosts, kSmallFileBytes); !read) {
-      throw_usage(
-          "{}: topology_hosts file {}: {}; give the HOST INSTANCE-ID lines that name the hosts "
-          "of EC2's topology JSON, relative to the campaign file",
-          campaign.topology.hosts_mark.str(), shown(hosts->string(), 300),
-          read.why(kSmallFileBytes));
-    }
+  if (!t.hosts_file.empty()) {
+    hosts = campaign_input(campaign, t.hosts_file, t.hosts_mark, "topology_hosts",
+                           "give the HOST INSTANCE-ID lines that name the hosts of EC2's "
+                           "topology JSON, relative to the campaign file");
   }
   try {
     return read_topology_file(file, hosts);

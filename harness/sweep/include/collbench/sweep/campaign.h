@@ -152,6 +152,10 @@ struct Campaign {
 
   /// The collbench arguments of a variant (tests, sizes, options, --backend), without --jsonl.
   std::vector<std::string> collbench_args(const Variant& variant) const;
+
+  /// A file a key names as the campaign gives it: relative to the campaign file's directory when
+  /// relative; absolute and lexically normal.
+  std::filesystem::path beside(const std::filesystem::path& path) const;
 };
 
 /// A backend collbench has, as campaigns name it.
