@@ -333,6 +333,9 @@ InactiveLimit=0
         for ns in reversed(self.netns):
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
         self.netns = []
+        # A deleted namespace's inode number goes to the next namespace made, maybe another
+        # test's cluster: a second stop() must not kill what lives there.
+        self.ns_inodes = set()
         if os.environ.get("COLLBENCH_KEEP_CLUSTER"):
             self.log(f"kept {self.dir} (COLLBENCH_KEEP_CLUSTER is set)")
         else:

@@ -114,7 +114,7 @@ class Fixtures(Trees):
         self.assertEqual(down["severity"], "failure")
         self.assertIn(device, down["message"])
         table = doctor(["--sysfs-root", root])
-        self.assertEqual(table.returncode, 1)
+        self.assertEqual(table.returncode, 1, f"stdout: {table.stdout[-2000:]}\nstderr: {table.stderr[-4000:]}")
         self.assertTrue(any(l.startswith("FAILURE") and "nics.ports_down" in l and device in l
                             for l in table.stdout.splitlines()), table.stdout)
         # Fewer GPUs than a p5 has, and no way for the NICs to reach GPU memory.

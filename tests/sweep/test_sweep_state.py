@@ -157,17 +157,23 @@ class Signals(Campaigns):
         p = self.start_local(camp, "--mpirun", mpirun)
         launch = self.wait_for_launch("outlived", p)
         def comm(pid):
-            with open(f"/proc/{pid}/comm") as f:
-                return f.read()
-        supervisors = [pid for pid in processes_mentioning(self.results) if pid != p.pid
-                       and pid != launch["pid"] and comm(pid).startswith("collbench")]
-        self.assertEqual(len(supervisors), 1)
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    return f.read().strip()
+            except OSError:  # it ended since it was listed
+                return ""
+        mentioning = {pid: comm(pid) for pid in processes_mentioning(self.results)}
+        supervisors = [pid for pid, name in mentioning.items() if pid != p.pid
+                       and pid != launch["pid"] and name.startswith("collbench")]
+        self.assertEqual(len(supervisors), 1,
+                         f"sweep {p.pid}, launch {launch['pid']}, processes {mentioning}\n"
+                         + self.sweep_log())
         os.kill(supervisors[0], signal.SIGKILL)
         p.kill()
         p.wait(timeout=30)
         try:
             time.sleep(0.5)
-            self.assertTrue(os.path.exists(f"/proc/{launch['pid']}"))
+            self.assertTrue(os.path.exists(f"/proc/{launch['pid']}"), self.sweep_log())
             r = self.local("run", "--local", camp, "--mpirun", mpirun, timeout=60)
             self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
             self.assertIn("still running", r.stderr)
@@ -181,9 +187,11 @@ class Signals(Campaigns):
             self.assertIn(str(launch["pid"]), row["detail"])
         finally:
             os.kill(launch["pid"], signal.SIGKILL)
-        self.assertTrue(eventually(lambda: not os.path.exists(f"/proc/{launch['pid']}"), 10))
+        self.assertTrue(eventually(lambda: not os.path.exists(f"/proc/{launch['pid']}"), 10),
+                        f"the launch {launch['pid']} outlived SIGKILL by 10 s")
         r = sweep("status", "--json", camp, "--results", self.results)
-        self.assertEqual(json.loads(r.stdout)["runs"][0]["state"], "interrupted")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["runs"][0]["state"], "interrupted", r.stdout)
 
 
 class State(Campaigns):
