@@ -2,6 +2,8 @@
 // and never an empty report presented as success.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "collbench/error.h"
 #include "collbench/report/report.h"
 #include "report_test_util.h"
@@ -73,6 +75,26 @@ TEST(ReportInput, DuplicateRowsInAFileAndAcrossFilesAreSkipped) {
   EXPECT_EQ(set.count(Diagnostic::Kind::kDuplicate), 2 * s.sizes.size() + 2);  // rows + 2 contexts
   EXPECT_TRUE(has(set, Diagnostic::Kind::kDuplicate, "duplicate of")) << dump_diagnostics(set);
   EXPECT_TRUE(has(set, Diagnostic::Kind::kDuplicate, "context of run"));
+}
+
+TEST(ReportInput, OneFileNamedSeveralWaysIsReadOnceUnderTheNameBelowItsDirectory) {
+  // The directory, the file itself spelt with "./" and "..", a symbolic and a hard link to it:
+  // one file, read once, shown as the directory's name plus the path below it.
+  RunSpec s;
+  TempDir dir;
+  const auto file = dir.write("runs/sub/a.jsonl", run_text(s));
+  std::filesystem::create_symlink(file, dir.path() / "link.jsonl");
+  std::filesystem::create_hard_link(file, dir.path() / "hard.jsonl");
+  const std::string runs = (dir.path() / "runs").string();
+  const auto files =
+      list_input_files({runs, runs + "/./sub/../sub/a.jsonl", (dir.path() / "link.jsonl").string(),
+                        (dir.path() / "hard.jsonl").string()});
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].display, "runs/sub/a.jsonl");
+  const auto set = read_results({runs, (dir.path() / "link.jsonl").string()});
+  EXPECT_EQ(set.files, std::vector<std::string>{"runs/sub/a.jsonl"});
+  EXPECT_EQ(set.rows.size(), s.sizes.size());
+  EXPECT_EQ(set.count(Diagnostic::Kind::kDuplicate), 0u) << dump_diagnostics(set);
 }
 
 TEST(ReportInput, DuplicatesAmongManyRowsKeepTheFirstOfEach) {

@@ -25,19 +25,13 @@ FileKind kind_of(mode_t mode) {
   return FileKind::kSocket;
 }
 
-struct Identity {
-  dev_t device = 0;
-  ino_t inode = 0;
-  bool operator==(const Identity&) const = default;
-};
+}  // namespace
 
-std::optional<Identity> identity(const fs::path& path) {
+std::optional<FileIdentity> file_identity(const fs::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return Identity{st.st_dev, st.st_ino};
+  return FileIdentity{st.st_dev, st.st_ino};
 }
-
-}  // namespace
 
 std::string_view describe(FileKind kind) {
   switch (kind) {
@@ -66,14 +60,14 @@ FileKind file_kind(const fs::path& path) {
 }
 
 bool same_file(const fs::path& a, const fs::path& b) {
-  const auto ia = identity(a), ib = identity(b);
+  const auto ia = file_identity(a), ib = file_identity(b);
   if (ia && ib) return *ia == *ib;
   if (ia || ib) return false;  // one exists, the other does not
   // Neither exists yet: the same name in the same directory, however the directory is spelled.
   const fs::path na = a.lexically_normal(), nb = b.lexically_normal();
   if (na.filename() != nb.filename()) return false;
   auto parent = [](const fs::path& p) { return p.has_parent_path() ? p.parent_path() : "."; };
-  const auto da = identity(parent(na)), db = identity(parent(nb));
+  const auto da = file_identity(parent(na)), db = file_identity(parent(nb));
   if (da && db) return *da == *db;
   std::error_code ea, eb;
   return fs::weakly_canonical(na, ea) == fs::weakly_canonical(nb, eb) && !ea && !eb;

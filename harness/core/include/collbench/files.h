@@ -4,6 +4,8 @@
 // one and no two outputs of one run can overwrite each other.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -19,6 +21,17 @@ enum class FileKind { kMissing, kRegular, kDirectory, kFifo, kCharDevice, kBlock
 std::string_view describe(FileKind kind);
 
 FileKind file_kind(const std::filesystem::path& path);
+
+/// A file however it is spelled: its device and inode.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  auto operator<=>(const FileIdentity&) const = default;
+};
+
+/// The identity of the file `path` names, following symbolic links; none when it cannot be
+/// stat'ed (missing, or a directory on the way not searchable).
+std::optional<FileIdentity> file_identity(const std::filesystem::path& path);
 
 /// Whether `a` and `b` name one file however spelled (relative or absolute, "./", "..", symbolic
 /// or hard links): by device and inode when both exist; otherwise by the identity of the

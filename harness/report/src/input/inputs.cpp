@@ -52,7 +52,9 @@ InputFormat sniff_file(const fs::path& path) {
 
 std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) {
   std::vector<InputFile> files;
-  std::set<std::string> seen;
+  // Files by identity; by path those that cannot be stat'ed (the reader says why).
+  std::set<FileIdentity> seen;
+  std::set<std::string> seen_paths;
   for (const auto& input : inputs) {
     std::error_code ec;
     const fs::path path(input);
@@ -89,7 +91,9 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
         } else {
           continue;
         }
-        const auto below = fs::relative(it->path(), path, ec).generic_string();
+        // The iterator's path is `path` and the names below it: no need to resolve either
+        // (fs::relative would, on every file, at a system call per path component).
+        const auto below = it->path().lexically_relative(path).generic_string();
         found.push_back({it->path().string(), prefix.empty() ? below : prefix + "/" + below,
                          it->path().stem().string(), format});
       }
@@ -106,8 +110,10 @@ std::vector<InputFile> list_input_files(const std::vector<std::string>& inputs) 
       found.push_back({input, path.filename().string(), path.stem().string(), sniff_file(path)});
     }
     for (auto& f : found) {
-      const auto canonical = fs::weakly_canonical(f.path, ec).string();
-      if (!seen.insert(ec ? f.path : canonical).second) continue;  // the same file named twice
+      // The same file named twice (through a link, "./", a second directory argument): one
+      // identity, which a single stat gives.
+      const auto identity = file_identity(f.path);
+      if (identity ? !seen.insert(*identity).second : !seen_paths.insert(f.path).second) continue;
       files.push_back(std::move(f));
     }
   }

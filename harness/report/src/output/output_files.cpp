@@ -1,7 +1,6 @@
 #include "output/output_files.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,23 +18,21 @@ namespace fs = std::filesystem;
 
 InputFiles::InputFiles(const std::vector<std::string>& inputs) {
   for (const auto& file : list_input_files(inputs)) {
-    struct stat st {};
-    if (::stat(file.path.c_str(), &st) == 0) files_.push_back({st.st_dev, st.st_ino, file.path});
+    if (const auto id = file_identity(file.path)) files_.emplace_back(*id, file.path);
   }
   // The directories named as inputs too: a report written into one would mix with the results
   // (and a later report of that directory would read its own output's neighbours).
   for (const auto& input : inputs) {
-    struct stat st {};
-    if (::stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-      files_.push_back({st.st_dev, st.st_ino, input});
+    if (file_kind(input) != FileKind::kDirectory) continue;
+    if (const auto id = file_identity(input)) files_.emplace_back(*id, input);
   }
 }
 
 std::string InputFiles::input_at(const fs::path& path) const {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {};
-  for (const auto& f : files_) {
-    if (f.device == st.st_dev && f.inode == st.st_ino) return f.name;
+  const auto id = file_identity(path);
+  if (!id) return {};
+  for (const auto& [identity, name] : files_) {
+    if (identity == *id) return name;
   }
   return {};
 }
@@ -101,7 +98,10 @@ void StagedFiles::write(const std::string& name, const std::function<void(const 
   // "x": never through a file (or link) that is already there.
   std::FILE* f = std::fopen(temp.c_str(), "wbx");
   if (!f) throw_runtime("cannot write {}: {}", final_path.string(), std::strerror(errno));
-  staged_.emplace_back(temp, final_path);
+  {
+    std::lock_guard lock(staged_mutex_);
+    staged_.emplace_back(temp, final_path);
+  }
   try {
     produce([&](std::string_view text) {
       if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) {

@@ -11,11 +11,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "collbench/files.h"
 #include "collbench/report/report.h"
 
 namespace collbench::report::detail {
@@ -31,12 +33,7 @@ class InputFiles {
   std::string input_at(const std::filesystem::path& path) const;
 
  private:
-  struct Identity {
-    dev_t device;
-    ino_t inode;
-    std::string name;
-  };
-  std::vector<Identity> files_;
+  std::vector<std::pair<FileIdentity, std::string>> files_;  ///< with the name shown
 };
 
 /// Refuses (Error kUsage) a report directory `dir` that is one of the inputs, and any of
@@ -44,7 +41,7 @@ class InputFiles {
 void check_report_directory(const InputFiles& inputs, const std::filesystem::path& dir,
                             const std::vector<std::string>& names);
 
-/// Files written into one directory, all or none.
+/// Files written into one directory, all or none. write() may be called from several threads.
 class StagedFiles {
  public:
   /// Files for `dir`, created with its missing parents when `create` (else it must exist).
@@ -64,6 +61,7 @@ class StagedFiles {
  private:
   std::filesystem::path dir_;
   std::vector<std::filesystem::path> created_;  ///< directories made, outermost first
+  std::mutex staged_mutex_;  ///< for staged_, which write() extends from any thread
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged_;  ///< temp, final
   bool committed_ = false;
 };

@@ -180,8 +180,8 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   detail::check_report_directory(detail::InputFiles(all_inputs(options)), dir, names);
   detail::StagedFiles files(dir, true);
   // results.csv is most of what the report writes (half a gigabyte for a million rows): it is
-  // formatted and written on a thread of its own while this one lays out the pages, which only
-  // read the rows. The pages are written after it, so the files are staged one at a time.
+  // formatted and written on a thread of its own while this one lays out and writes the pages,
+  // which only read the rows.
   std::exception_ptr csv_failure;
   std::thread csv_writer([&] {
     try {
@@ -190,27 +190,24 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
       csv_failure = std::current_exception();
     }
   });
-  std::string summary, html;
   std::exception_ptr page_failure;
   try {
     render_charts(charts);
     const ReportFindings findings = find_report_findings(
         set, model, suspects ? std::move(*suspects) : find_suspects(set, {}, topology_of(options)),
         options.topology);
-    summary = summary_markdown(set, model, findings, options, reference);
-    html = index_html(set, model, charts, findings, options, reference);
+    files.write("summary.md", summary_markdown(set, model, findings, options, reference));
+    for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
+      for (const auto& chart : *list)
+        files.write(chart.id + ".svg", svg_file(charts.svg.at(chart.id)));
+    }
+    files.write("index.html", index_html(set, model, charts, findings, options, reference));
   } catch (...) {
     page_failure = std::current_exception();
   }
   csv_writer.join();
   if (csv_failure) std::rethrow_exception(csv_failure);
   if (page_failure) std::rethrow_exception(page_failure);
-  files.write("summary.md", summary);
-  for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
-    for (const auto& chart : *list)
-      files.write(chart.id + ".svg", svg_file(charts.svg.at(chart.id)));
-  }
-  files.write("index.html", html);
   files.commit();
   return names;
 }
