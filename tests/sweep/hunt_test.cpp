@@ -198,7 +198,11 @@ TEST(HuntSubmit, RefusesAUsedOutputAndAMissingSiteFile) {
 // The document collbench-report --suspects --json prints for these suspects.
 std::string suspects_document(std::vector<NamedHost> hosts, std::vector<NamedLink> links,
                               std::vector<NamedSwitch> switches = {}) {
-  return suspects_json(SuspectsRecord{std::move(hosts), std::move(links), std::move(switches)});
+  SuspectsRecord record;
+  record.hosts = std::move(hosts);
+  record.links = std::move(links);
+  record.switches = std::move(switches);
+  return suspects_json(record);
 }
 
 TEST(HuntSuspects, ReadsHostsAndLinksFromTheReportsRecord) {

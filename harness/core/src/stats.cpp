@@ -10,6 +10,10 @@
 namespace collbench {
 
 double median(std::vector<double> values, double if_empty) {
+  return median_in_place(values, if_empty);
+}
+
+double median_in_place(std::span<double> values, double if_empty) {
   if (values.empty()) return if_empty;
   const std::size_t mid = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + mid, values.end());

@@ -31,6 +31,8 @@ Summary summarize(std::span<const double> samples);
 /// when there are no values. The one median of collbench: the report, the hunt and the
 /// benchmarks all use it.
 double median(std::vector<double> values, double if_empty = 0);
+/// The same median of `values`, which it reorders: for callers done with them, without a copy.
+double median_in_place(std::span<double> values, double if_empty = 0);
 
 /// Nearest-rank percentile of an already sorted sample (p in (0, 100]).
 double percentile_sorted(std::span<const double> sorted, double p);

@@ -244,22 +244,48 @@ int parse_int_label(const std::string* value, int fallback) {
   return (end && *end == '\0' && v > 0 && v < (1 << 30)) ? static_cast<int>(v) : fallback;
 }
 
+// Room for the values of one point's rows, used again for every point: a million rows make
+// some hundred thousand points, and fresh vectors for each were a third of the model's time.
+struct PointScratch {
+  std::vector<double> busbw, algbw, time, p50, bw_p50;
+  struct RunValue {
+    Name run;
+    double time = 0;
+    std::optional<double> busbw;
+  };
+  std::vector<RunValue> by_run;
+  std::vector<double> run_times, run_busbws, times, busbws;
+};
+
 // Each run's headline at this size (the median of its rows: point-to-point tests have one row per
-// pair), then the spread of those between runs.
-void merge_repeats(const std::vector<const ReadRow*>& rows, Point& p) {
-  std::map<Name, std::pair<std::vector<double>, std::vector<double>>> by_run;
+// pair), then the spread of those between runs, the runs in the order of their ids.
+void merge_repeats(const std::vector<const ReadRow*>& rows, Point& p, PointScratch& scratch) {
+  auto& by_run = scratch.by_run;
+  by_run.clear();
   for (const ReadRow* r : rows) {
-    auto& [times, busbws] = by_run[r->run_id];
-    times.push_back(r->time());
-    if (r->busbw_gbps) busbws.push_back(*r->busbw_gbps);
+    by_run.push_back(
+        {r->run_id, r->time(), r->busbw_gbps ? std::optional(*r->busbw_gbps) : std::nullopt});
   }
-  p.repeats = static_cast<int>(by_run.size());
+  std::stable_sort(by_run.begin(), by_run.end(),
+                   [](const auto& a, const auto& b) { return a.run < b.run; });
+  auto& times = scratch.times;
+  auto& busbws = scratch.busbws;
+  times.clear();
+  busbws.clear();
+  for (std::size_t i = 0; i < by_run.size();) {
+    scratch.run_times.clear();
+    scratch.run_busbws.clear();
+    std::size_t j = i;
+    for (; j < by_run.size() && by_run[j].run == by_run[i].run; ++j) {
+      scratch.run_times.push_back(by_run[j].time);
+      if (by_run[j].busbw) scratch.run_busbws.push_back(*by_run[j].busbw);
+    }
+    times.push_back(median_in_place(scratch.run_times));
+    if (!scratch.run_busbws.empty()) busbws.push_back(median_in_place(scratch.run_busbws));
+    i = j;
+  }
+  p.repeats = static_cast<int>(times.size());
   if (p.repeats < 2) return;
-  std::vector<double> times, busbws;
-  for (auto& [run, values] : by_run) {
-    times.push_back(median(values.first));
-    if (!values.second.empty()) busbws.push_back(median(values.second));
-  }
   double sum = 0;
   for (double t : times) sum += t;
   const double n = static_cast<double>(times.size());
@@ -277,11 +303,16 @@ void merge_repeats(const std::vector<const ReadRow*>& rows, Point& p) {
   }
 }
 
-Point merge_rows(const std::vector<const ReadRow*>& rows) {
+Point merge_rows(const std::vector<const ReadRow*>& rows, PointScratch& scratch) {
   Point p;
   p.bytes = rows.front()->bytes;
   p.samples = static_cast<int>(rows.size());
-  std::vector<double> busbw, algbw, time, p50, bw_p50;
+  auto& busbw = scratch.busbw;
+  auto& algbw = scratch.algbw;
+  auto& time = scratch.time;
+  auto& p50 = scratch.p50;
+  auto& bw_p50 = scratch.bw_p50;
+  for (auto* v : {&busbw, &algbw, &time, &p50, &bw_p50}) v->clear();
   double tmin = 0, tp99 = 0, bw_low = 0, bw_high = 0;
   bool first_spread = true;
   for (const ReadRow* r : rows) {
@@ -308,18 +339,18 @@ Point merge_rows(const std::vector<const ReadRow*>& rows) {
       bw_high = std::max(bw_high, k / it.min);
     }
   }
-  merge_repeats(rows, p);
+  merge_repeats(rows, p, scratch);
   p.algorithm = merge_algorithms(rows);
   p.has_busbw = !busbw.empty();
-  p.busbw = median(busbw);
-  p.algbw = median(algbw);
-  p.time_us = median(time);
+  p.busbw = median_in_place(busbw);
+  p.algbw = median_in_place(algbw);
+  p.time_us = median_in_place(time);
   if (!p50.empty()) {
     p.has_spread = true;
-    p.time_p50 = median(p50);
+    p.time_p50 = median_in_place(p50);
     p.time_min = tmin;
     p.time_p99 = tp99;
-    p.busbw_p50 = median(bw_p50);
+    p.busbw_p50 = median_in_place(bw_p50);
     p.busbw_low = bw_low;
     p.busbw_high = bw_high;
   }
@@ -449,6 +480,8 @@ void group_series(const ResultSet& set, Model& model) {
   }
 
   model.series.resize(series_rows.size());
+  std::vector<const ReadRow*> group;
+  PointScratch scratch;
   for (const auto& [key, index] : series_ids) {
     Series& s = model.series[index];
     const auto& [config, test, dtype, op, placement] = key;
@@ -461,7 +494,6 @@ void group_series(const ResultSet& set, Model& model) {
     std::stable_sort(rows.begin(), rows.end(), [&set](std::uint32_t a, std::uint32_t b) {
       return set.rows[a].bytes < set.rows[b].bytes;
     });
-    std::vector<const ReadRow*> group;
     for (std::size_t i = 0; i < rows.size();) {
       group.clear();
       std::size_t j = i;
@@ -469,7 +501,7 @@ void group_series(const ResultSet& set, Model& model) {
         group.push_back(&set.rows[rows[j]]);
         ++j;
       }
-      s.points.push_back(merge_rows(group));
+      s.points.push_back(merge_rows(group, scratch));
       s.points.back().rows.assign(rows.begin() + static_cast<std::ptrdiff_t>(i),
                                   rows.begin() + static_cast<std::ptrdiff_t>(j));
       i = j;
