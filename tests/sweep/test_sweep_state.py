@@ -150,12 +150,16 @@ class Signals(Campaigns):
         bin_dir = os.path.join(self.dir, "bin")
         os.makedirs(bin_dir)
         mpirun = os.path.join(bin_dir, "mpirun")
+        ready = os.path.join(self.dir, "launcher-ignores-term")
         with open(mpirun, "w") as f:
-            f.write("#!/bin/sh\ntrap '' TERM INT HUP\nexec sleep 120\n")
+            f.write(f"#!/bin/sh\ntrap '' TERM INT HUP\ntouch {ready}\nexec sleep 120\n")
         os.chmod(mpirun, 0o755)
         camp = self.small_campaign(name="outlived")
         p = self.start_local(camp, "--mpirun", mpirun)
         launch = self.wait_for_launch("outlived", p)
+        # The sweep records the launch once it runs, which can be before its shell has read the
+        # trap: the supervisor is killed only once the launcher ignores SIGTERM.
+        self.assertTrue(eventually(lambda: os.path.exists(ready), 60), self.sweep_log())
         def comm(pid):
             try:
                 with open(f"/proc/{pid}/comm") as f:
