@@ -112,6 +112,10 @@ check_good() {
   expect_line "good: algorithm sources" "$summary" '^PASS +2 emulated nodes: the profiler and NCCL.s TUNING log name the same choices +[0-9]+ rows alike$'
   expect_line "good: TUNING log run" "$calls" '^collbench rank=0/2 .*NCCL_PROFILER_PLUGIN=none .*--algorithms 1'
   expect_line "good: doctor" "$summary" '^PASS +collbench doctor: the GPUs through NVML +exit 0; 1 GPU\(s\) from NVML'
+  expect_line "good: stopped rank" "$summary" \
+    '^PASS +4 emulated nodes: a stopped rank ends the job, named by NCCL.s RAS \(--timeout 2\) +exit 3; 4 rows verified before it; NCCL RAS: rank 2 \(pid 4242'
+  expect_line "good: stopped rank's end" "$summary" \
+    '^PASS +4 emulated nodes: every rank ends within 7 s of the stop +[0-6]\.[0-9] s after the stop of rank 2 \(pid [0-9]+; timeouts \+[0-9.]+ s, RAS \+[0-9.]+ s\)$'
   expect_line "good: reductions" "$summary" '^PASS +2 emulated nodes: NCCL.s reductions, \{half,bfloat16,fp8_e4m3,fp8_e5m2\} x every op'
   # Library paths: the bundle's reach collbench's programs only; mpirun runs in the check's own
   # environment, which had none.
@@ -128,7 +132,7 @@ check_good() {
   expect_line "good: emulated nccl-tests" "$calls" '^nccl-tests rank=1/2 NCCL_HOSTID=collbench-emulated-1 NCCL_TESTS_DEVICE=0 '
   expect_line "good: the GPU tests' own emulated nodes" "$calls" '^collbench rank=1/2 NCCL_HOSTID=collbench-emulated-1 .*--device 0 all_reduce -b 1K'
   # Interleaved rounds, same arguments for both tools.
-  expect_line "good: rounds" "$calls" '^nccl-tests rank=0/1 .* -b 8 -e 1G -f 8 -n 1000 -w 100 -d float -o sum -a 1 -c 1 -T 30$'
+  expect_line "good: rounds" "$calls" '^nccl-tests rank=0/1 .* -b 8 -e 1G -f 8 -n 1000 -w 100 -d float -o sum -a 1 -c 1 -T 30 -J .*/cmp_1rank_round1_nccl-tests\.json$'
   if [ "$(grep -Ec '^(collbench|nccl-tests) rank=0/1 .*-b 8 -e 1G -f 8 ' "$calls")" -eq 6 ] &&
      grep -E '^(collbench|nccl-tests) rank=0/1 .*-b 8 -e 1G -f 8 ' "$calls" | cut -d' ' -f1 | paste -sd' ' |
        grep -qx 'collbench nccl-tests nccl-tests collbench collbench nccl-tests'; then
@@ -166,6 +170,7 @@ check_bad() {
     '2 emulated nodes: --algorithms 1 records NCCL.s choice per row +0 of [0-9]+ rows; none'
     '2 emulated nodes: the profiler and NCCL.s TUNING log name the same choices'
     'gpu tests: the binary .* 2 passed, 1 skipped'
+    '4 emulated nodes: a stopped rank ends the job, named by NCCL.s RAS \(--timeout 2\) +exit 3; 4 rows verified before it; no NCCL RAS line$'
   )
   local row
   for row in "${expected[@]}"; do expect_line "bad" "$summary" "^FAIL +$row"; done
