@@ -152,7 +152,7 @@ TEST(Support, CurrentNcclOnHopperRunsEverything) {
                       Primitive::kSend, Primitive::kRecv}) {
     for (DType t : all_dtypes()) {
       for (ReduceOp op : all_ops()) {
-        EXPECT_EQ(unsupported_reason(p, t, op, 22803, 90), std::nullopt)
+        EXPECT_EQ(unsupported_reason(p, t, op, 22803, 90, 2), std::nullopt)
             << name(p) << " " << name(t);
       }
     }
@@ -161,7 +161,7 @@ TEST(Support, CurrentNcclOnHopperRunsEverything) {
 
 TEST(Support, Fp8NeedsNccl224) {
   const auto why =
-      unsupported_reason(Primitive::kAllGather, DType::kFp8E4M3, ReduceOp::kSum, 22304, 90);
+      unsupported_reason(Primitive::kAllGather, DType::kFp8E4M3, ReduceOp::kSum, 22304, 90, 2);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("fp8_e4m3 needs NCCL 2.24 or newer (this is NCCL 2.23.4)"), std::string::npos)
       << *why;
@@ -169,31 +169,52 @@ TEST(Support, Fp8NeedsNccl224) {
 
 TEST(Support, Fp8NeedsHopper) {
   const auto why =
-      unsupported_reason(Primitive::kAllReduce, DType::kFp8E5M2, ReduceOp::kSum, 22803, 80);
+      unsupported_reason(Primitive::kAllReduce, DType::kFp8E5M2, ReduceOp::kSum, 22803, 80, 2);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("compute capability 9.0 or newer, where NCCL reduces fp8 (this GPU is 8.0)"),
             std::string::npos)
       << *why;
   EXPECT_TRUE(
-      unsupported_reason(Primitive::kAllGather, DType::kFp8E5M2, ReduceOp::kSum, 22803, 89));
+      unsupported_reason(Primitive::kAllGather, DType::kFp8E5M2, ReduceOp::kSum, 22803, 89, 2));
   EXPECT_TRUE(
-      unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 86));
+      unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 86, 2));
   EXPECT_EQ(
-      unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 100),
+      unsupported_reason(Primitive::kReduceScatter, DType::kFp8E4M3, ReduceOp::kMax, 22803, 100, 2),
+      std::nullopt);
+}
+
+TEST(Support, Fp8AvgNeedsTwoRanks) {
+  for (Primitive p : {Primitive::kAllReduce, Primitive::kReduceScatter, Primitive::kReduce}) {
+    for (DType t : {DType::kFp8E4M3, DType::kFp8E5M2}) {
+      const auto why = unsupported_reason(p, t, ReduceOp::kAvg, 22803, 90, 1);
+      ASSERT_TRUE(why.has_value()) << name(p) << " " << name(t);
+      EXPECT_NE(why->find(std::string(name(t)) + " avg on a single rank"), std::string::npos)
+          << *why;
+      EXPECT_EQ(unsupported_reason(p, t, ReduceOp::kAvg, 22803, 90, 2), std::nullopt);
+      EXPECT_EQ(unsupported_reason(p, t, ReduceOp::kSum, 22803, 90, 1), std::nullopt);
+    }
+    // Every other floating type has its one-rank kernel.
+    for (DType t : {DType::kHalf, DType::kBfloat16, DType::kFloat, DType::kDouble}) {
+      EXPECT_EQ(unsupported_reason(p, t, ReduceOp::kAvg, 22803, 90, 1), std::nullopt);
+    }
+  }
+  // Without a reduction the operator is not used.
+  EXPECT_EQ(
+      unsupported_reason(Primitive::kAllGather, DType::kFp8E4M3, ReduceOp::kAvg, 22803, 90, 1),
       std::nullopt);
 }
 
 TEST(Support, OlderNcclLacksBfloat16AndAvg) {
   EXPECT_TRUE(
-      unsupported_reason(Primitive::kAllReduce, DType::kBfloat16, ReduceOp::kSum, 2908, 80));
+      unsupported_reason(Primitive::kAllReduce, DType::kBfloat16, ReduceOp::kSum, 2908, 80, 2));
   const auto avg =
-      unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 2908, 80);
+      unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 2908, 80, 2);
   ASSERT_TRUE(avg.has_value());
   EXPECT_NE(avg->find("avg needs NCCL 2.10"), std::string::npos) << *avg;
   // avg is ignored for primitives that do not reduce.
-  EXPECT_EQ(unsupported_reason(Primitive::kBroadcast, DType::kFloat, ReduceOp::kAvg, 2908, 80),
+  EXPECT_EQ(unsupported_reason(Primitive::kBroadcast, DType::kFloat, ReduceOp::kAvg, 2908, 80, 2),
             std::nullopt);
-  EXPECT_EQ(unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 21003, 80),
+  EXPECT_EQ(unsupported_reason(Primitive::kAllReduce, DType::kFloat, ReduceOp::kAvg, 21003, 80, 2),
             std::nullopt);
 }
 

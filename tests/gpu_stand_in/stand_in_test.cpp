@@ -279,6 +279,30 @@ TEST(StandInNccl, HostPointersAndRangesPastAnAllocationAreRefused) {
   cudaFree(device);
 }
 
+TEST(StandInNccl, Fp8AvgOnOneRankIsRefusedAsNcclRefusesIt) {
+  // NCCL reduces on one rank in ncclLaunchOneRank, whose avg kernel exists for no fp8 type.
+  Ranks ranks(1);
+  cudaSetDevice(0);
+  void* buffer = nullptr;
+  ASSERT_EQ(cudaMalloc(&buffer, 256), cudaSuccess);
+  for (ncclDataType_t t : {ncclFloat8e4m3, ncclFloat8e5m2}) {
+    EXPECT_EQ(ncclAllReduce(buffer, buffer, 256, t, ncclAvg, ranks.comm(0), ranks.stream(0)),
+              ncclInvalidArgument);
+    EXPECT_EQ(ncclReduce(buffer, buffer, 256, t, ncclAvg, 0, ranks.comm(0), ranks.stream(0)),
+              ncclInvalidArgument);
+    EXPECT_EQ(ncclReduceScatter(buffer, buffer, 256, t, ncclAvg, ranks.comm(0), ranks.stream(0)),
+              ncclInvalidArgument);
+    // Any other operator is a copy on one rank, and fp8 copies.
+    EXPECT_EQ(ncclAllReduce(buffer, buffer, 256, t, ncclMax, ranks.comm(0), ranks.stream(0)),
+              ncclSuccess);
+  }
+  EXPECT_EQ(
+      ncclAllReduce(buffer, buffer, 128, ncclFloat16, ncclAvg, ranks.comm(0), ranks.stream(0)),
+      ncclSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(ranks.stream(0)), cudaSuccess);
+  cudaFree(buffer);
+}
+
 TEST(StandInNccl, MismatchedCollectivesFailNamingTheMismatch) {
   Ranks ranks(2);
   std::vector<float*> buffers(2);

@@ -198,7 +198,7 @@ class NcclBackend final : public Backend {
   std::optional<std::string> unsupported(Primitive primitive, DType dtype,
                                          ReduceOp op) const override {
     return nccl::unsupported_reason(primitive, dtype, op, nccl_version_,
-                                    device_->compute_capability());
+                                    device_->compute_capability(), nranks_);
   }
 
   void submit(const CollArgs& a) override {

@@ -210,7 +210,7 @@ bool reduces(Primitive p) {
 }
 
 std::optional<std::string> unsupported_reason(Primitive primitive, DType dtype, ReduceOp op,
-                                              int nccl_version, int cc) {
+                                              int nccl_version, int cc, int nranks) {
   const std::string have = version_string(nccl_version);
   switch (dtype) {
     case DType::kBfloat16:
@@ -229,6 +229,15 @@ std::optional<std::string> unsupported_reason(Primitive primitive, DType dtype, 
             "{} runs only on GPUs of compute capability 9.0 or newer, where NCCL {} fp8 "
             "(this GPU is {}.{})",
             name(dtype), reduces(primitive) ? "reduces" : "supports", cc / 10, cc % 10);
+      }
+      // A communicator of one rank reduces in ncclLaunchOneRank: a copy, except for avg on a
+      // floating type, which scales by 1/n in a kernel that NCCL builds for no fp8 type: it
+      // returns ncclInvalidArgument (seen with NCCL 2.28.3 on an H200).
+      if (nranks == 1 && reduces(primitive) && op == ReduceOp::kAvg) {
+        return fmt::format(
+            "{} avg on a single rank: NCCL's one-rank reduction (ncclLaunchOneRank) has no fp8 "
+            "kernel; run 2 or more ranks",
+            name(dtype));
       }
       break;
     default:

@@ -66,9 +66,9 @@ std::string version_string(int code);
 int version_code(std::string_view text);
 
 /// Why NCCL `nccl_version` on a GPU of compute capability `cc` (major*10+minor) cannot run
-/// `primitive` on `dtype` with `op`, or nullopt.
+/// `primitive` on `dtype` with `op` in a communicator of `nranks` ranks, or nullopt.
 std::optional<std::string> unsupported_reason(Primitive primitive, DType dtype, ReduceOp op,
-                                              int nccl_version, int cc);
+                                              int nccl_version, int cc, int nranks);
 
 /// True for the primitives that apply a reduction operator.
 bool reduces(Primitive primitive);
