@@ -397,5 +397,21 @@ TEST(RasLagging, MissingRankAndNothingBehind) {
   EXPECT_FALSE(lagging_ranks(RasReport{}, RasReport{}).has_value());
 }
 
+TEST(RasLagging, OneReportSettlesASilentRankButNotOneBehind) {
+  // A rank that did not answer stays silent a second later: one report is enough.
+  EXPECT_TRUE(settled_by_one_report(report(read_fixture("ras_report_json_missing.json"))));
+  // Who is behind needs two reports, to tell a stuck rank from a slow one.
+  EXPECT_FALSE(settled_by_one_report(report(read_fixture("ras_report_json_later.json"))));
+  RasReport even = report(read_fixture("ras_report_json_later.json"));
+  even.communicators[0].mismatches.clear();
+  EXPECT_FALSE(settled_by_one_report(even));
+  EXPECT_FALSE(settled_by_one_report(RasReport{}));
+  // A silent rank beside a rank behind: the second report still decides.
+  RasReport both = report(read_fixture("ras_report_json_later.json"));
+  both.communicators[0].missing =
+      report(read_fixture("ras_report_json_missing.json")).communicators[0].missing;
+  EXPECT_FALSE(settled_by_one_report(both));
+}
+
 }  // namespace
 }  // namespace collbench::nccl

@@ -312,7 +312,8 @@ class NcclBackend final : public Backend {
   }
 
   /// Asks NCCL's RAS service (2.24+) twice, a second apart, which ranks are behind in which
-  /// collective, and names them with host and PID. Bounded: each query gives up after 4 s.
+  /// collective, and names them with host and PID; once, when the first report already names a
+  /// rank that did not answer and none behind. Bounded: each query gives up after 4 s.
   std::optional<std::string> diagnose_hang() noexcept override {
     try {
       if (nccl_version_ < kNccl2_24) return std::nullopt;
@@ -336,6 +337,11 @@ class NcclBackend final : public Backend {
         std::string error;
         snapshot = nccl::parse_ras_report(exchange.report, &error);
         if (!snapshot) return fmt::format("NCCL RAS: its report could not be read: {}", error);
+        // A stopped or dead rank: waiting a second for a second report changes nothing, and
+        // delays the end of every rank by as much.
+        if (nccl::settled_by_one_report(*snapshot)) {
+          return nccl::lagging_ranks(*snapshot, *snapshot);
+        }
       }
       return nccl::lagging_ranks(*snapshots[0], *snapshots[1]);
     } catch (...) {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -34,9 +35,12 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 /// How long a firing rank waits for its peers' answers.
 constexpr auto kQueryDeadline = std::chrono::milliseconds(2500);
-/// How long a rank keeps answering after it reported, so that its peers can report too before
-/// the job is torn down.
+/// How long a rank keeps answering after it reported, at most, so that its peers can report too
+/// before the job is torn down; it stops sooner once every peer that was waiting with it says it
+/// has reported (they fire together, so that is at once unless one answered slowly).
 constexpr auto kReportGrace = std::chrono::milliseconds(1500);
+/// How long one of those "have you reported?" rounds waits for answers.
+constexpr auto kGraceQueryDeadline = std::chrono::milliseconds(300);
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -93,11 +97,13 @@ struct RankState {
   bool armed = false;
   std::string what;  ///< the step it is in
   bool fired = false;
+  bool reported = false;  ///< it has printed its own report: it asks its peers nothing more
 
   static constexpr auto fields() {
-    return std::tuple{Field{"rank", &RankState::rank},   Field{"host", &RankState::host},
-                      Field{"phase", &RankState::phase}, Field{"armed", &RankState::armed},
-                      Field{"what", &RankState::what},   Field{"fired", &RankState::fired}};
+    return std::tuple{Field{"rank", &RankState::rank},        Field{"host", &RankState::host},
+                      Field{"phase", &RankState::phase},      Field{"armed", &RankState::armed},
+                      Field{"what", &RankState::what},        Field{"fired", &RankState::fired},
+                      Field{"reported", &RankState::reported}};
   }
 };
 
@@ -141,7 +147,7 @@ struct Query {
 struct Watchdog::State {
   /// This rank's answer to a query; the caller holds `mutex`.
   std::string status() const {
-    return json_value(RankState{rank, host, phase, armed, what, fired}).dump();
+    return json_value(RankState{rank, host, phase, armed, what, fired, reported}).dump();
   }
 
   double timeout_s = 0;
@@ -158,6 +164,7 @@ struct Watchdog::State {
   bool armed = false;
   int ops_per_wait = 1;
   bool fired = false;
+  bool reported = false;
 
   std::thread thread;
 };
@@ -232,40 +239,43 @@ void answer_queries(int listen_fd, const std::string& status) {
 
 }  // namespace
 
-std::string Watchdog::describe_hang() {
-  State& s = *state_;
-  std::uint64_t my_phase;
-  std::string my_what;
-  double timeout;
-  {
-    std::lock_guard lock(s.mutex);
-    my_phase = s.phase;
-    my_what = s.what;
-    timeout = s.timeout_s * s.ops_per_wait;
-  }
-  auto my_status = [&] {
-    std::lock_guard lock(s.mutex);
-    return s.status();
-  };
+/// What a firing rank found out: its report, and the peers waiting in the same step with it
+/// (they fire too, and ask this rank while they build their own reports).
+struct Watchdog::Hang {
+  std::string report;
+  std::vector<int> waiting_peers;
+};
 
-  // Ask every other rank, all at once, answering their questions meanwhile.
+namespace {
+
+/// This rank's side of the channel, to ask its peers from.
+struct Asker {
+  const std::vector<Endpoint>& peers;
+  const std::string& host;
+  int listen_fd;
+  std::function<std::string()> my_status;
+};
+
+/// Asks each of `ranks` what it is doing, all at once, until every one answered or `deadline`;
+/// answers this rank's own queries meanwhile. A reply per rank, in the order given: empty for a
+/// rank that did not answer (stopped, dead or unreachable) or answered garbage.
+std::vector<std::optional<RankState>> ask_peers(const Asker& self, const std::vector<int>& ranks,
+                                                Clock::time_point deadline) {
   std::vector<Query> queries;
-  for (int rank = 0; rank < static_cast<int>(s.peers.size()); ++rank) {
-    if (rank == s.rank) continue;
-    const Endpoint& peer = s.peers[static_cast<std::size_t>(rank)];
+  for (int rank : ranks) {
+    const Endpoint& peer = self.peers[static_cast<std::size_t>(rank)];
     Query q;
     q.rank = rank;
     q.peer = &peer;
-    if (peer.host == s.host) q.addresses.emplace_back("127.0.0.1");
+    if (peer.host == self.host) q.addresses.emplace_back("127.0.0.1");
     for (const auto& a : peer.addresses) {
-      if (a.rfind("127.", 0) != 0 || peer.host == s.host) q.addresses.push_back(a);
+      if (a.rfind("127.", 0) != 0 || peer.host == self.host) q.addresses.push_back(a);
     }
     queries.push_back(std::move(q));
   }
   for (auto& q : queries) q.start_next();
-  const auto deadline = Clock::now() + kQueryDeadline;
   while (Clock::now() < deadline) {
-    std::vector<pollfd> fds{{s.listen_fd, POLLIN, 0}};
+    std::vector<pollfd> fds{{self.listen_fd, POLLIN, 0}};
     std::vector<Query*> owners{nullptr};
     for (auto& q : queries) {
       if (q.done || q.fd < 0) continue;
@@ -274,7 +284,7 @@ std::string Watchdog::describe_hang() {
     }
     if (fds.size() == 1) break;
     poll(fds.data(), fds.size(), 50);
-    if (fds[0].revents & POLLIN) answer_queries(s.listen_fd, my_status());
+    if (fds[0].revents & POLLIN) answer_queries(self.listen_fd, self.my_status());
     for (std::size_t i = 1; i < fds.size(); ++i) {
       Query& q = *owners[i];
       if (!fds[i].revents) continue;
@@ -300,10 +310,7 @@ std::string Watchdog::describe_hang() {
       }
     }
   }
-
-  // Classify.
-  std::vector<std::string> missing;
-  std::vector<int> waiting{s.rank};
+  std::vector<std::optional<RankState>> replies;
   for (auto& q : queries) {
     if (q.fd >= 0) close(q.fd);
     std::optional<RankState> reply;
@@ -316,16 +323,53 @@ std::string Watchdog::describe_hang() {
     } catch (const std::exception&) {
       // A cut or garbled answer: the peer is treated as one that did not answer.
     }
-    const Endpoint& p = *q.peer;
+    replies.push_back(std::move(reply));
+  }
+  return replies;
+}
+
+}  // namespace
+
+std::string Watchdog::describe_hang() { return collect_hang().report; }
+
+Watchdog::Hang Watchdog::collect_hang() {
+  State& s = *state_;
+  std::uint64_t my_phase;
+  std::string my_what;
+  double timeout;
+  {
+    std::lock_guard lock(s.mutex);
+    my_phase = s.phase;
+    my_what = s.what;
+    timeout = s.timeout_s * s.ops_per_wait;
+  }
+  std::vector<int> others;
+  for (int rank = 0; rank < static_cast<int>(s.peers.size()); ++rank) {
+    if (rank != s.rank) others.push_back(rank);
+  }
+  const Asker self{s.peers, s.host, s.listen_fd, [&s] {
+                     std::lock_guard lock(s.mutex);
+                     return s.status();
+                   }};
+  const auto replies = ask_peers(self, others, Clock::now() + kQueryDeadline);
+
+  // Classify.
+  Hang hang;
+  std::vector<std::string> missing;
+  std::vector<int> waiting{s.rank};
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    const int rank = others[i];
+    const std::optional<RankState>& reply = replies[i];
+    const Endpoint& p = s.peers[static_cast<std::size_t>(rank)];
     if (!reply) {
-      missing.push_back(
-          fmt::format("rank {} ({}: not responding, stopped or dead)", q.rank, p.host));
+      missing.push_back(fmt::format("rank {} ({}: not responding, stopped or dead)", rank, p.host));
       continue;
     }
     if (reply->phase < my_phase) {
-      missing.push_back(fmt::format("rank {} ({}: still in {})", q.rank, p.host, reply->what));
+      missing.push_back(fmt::format("rank {} ({}: still in {})", rank, p.host, reply->what));
     } else {
-      waiting.push_back(q.rank);
+      waiting.push_back(rank);
+      hang.waiting_peers.push_back(rank);
     }
   }
   std::sort(waiting.begin(), waiting.end());
@@ -342,7 +386,8 @@ std::string Watchdog::describe_hang() {
         fmt::format("collbench: rank {} ({}): not arrived: {}; waiting in this step: ranks {}\n",
                     s.rank, s.host, fmt::join(missing, "; "), fmt::join(waiting, ", "));
   }
-  return report;
+  hang.report = std::move(report);
+  return hang;
 }
 
 void Watchdog::run() {
@@ -373,12 +418,31 @@ void Watchdog::run() {
     if (fds[0].revents & POLLIN) answer_queries(s.listen_fd, status);
     if (!fire) continue;
 
-    const std::string report = describe_hang();
-    std::fputs(report.c_str(), stderr);
+    const Hang hang = collect_hang();
+    std::fputs(hang.report.c_str(), stderr);
     std::fflush(stderr);
-    // Keep answering so that peers still collecting their own report see this rank.
+    {
+      std::lock_guard lock(s.mutex);
+      s.reported = true;
+    }
+    // Keep answering so that peers still collecting their own report see this rank, until each
+    // peer that waited with this rank says it has reported (or stops answering).
     const auto grace_end = Clock::now() + kReportGrace;
-    while (Clock::now() < grace_end) {
+    std::vector<int> pending = hang.waiting_peers;
+    const Asker self{s.peers, s.host, s.listen_fd, [&s] {
+                       std::lock_guard lock(s.mutex);
+                       return s.status();
+                     }};
+    while (!pending.empty() && Clock::now() < grace_end) {
+      const auto replies =
+          ask_peers(self, pending, std::min(grace_end, Clock::now() + kGraceQueryDeadline));
+      std::vector<int> still;
+      for (std::size_t i = 0; i < pending.size(); ++i) {
+        if (replies[i] && !replies[i]->reported) still.push_back(pending[i]);
+      }
+      pending = std::move(still);
+      if (pending.empty()) break;
+      // Not at once again: answer queries meanwhile, then ask.
       pollfd fd{s.listen_fd, POLLIN, 0};
       poll(&fd, 1, 50);
       if (fd.revents & POLLIN) {
@@ -386,7 +450,7 @@ void Watchdog::run() {
         answer_queries(s.listen_fd, s.status());
       }
     }
-    s.on_fire(report);
+    s.on_fire(hang.report);
     return;
   }
 }

@@ -115,6 +115,23 @@ std::vector<std::pair<Table*, std::size_t>> read_tables() {
   return out;
 }
 
+/// Whether process `pid` is stopped (SIGSTOP, or a debugger): NCCL's RAS thread in it cannot answer
+/// its peers then, so their report lists its ranks as missing and unresponsive, as for a process
+/// that is gone. The stand-in reads the table of a stopped process as well as any other, so it asks
+/// the kernel.
+bool process_stopped(int pid) {
+  const int fd = open(fmt::format("/proc/{}/stat", pid).c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  char buffer[512];
+  const ssize_t n = read(fd, buffer, sizeof(buffer) - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buffer[n] = '\0';
+  // "pid (comm) S ...": the state follows the last ')', since the name may hold one.
+  const char* paren = std::strrchr(buffer, ')');
+  return paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
+}
+
 /// NCCL's JSON status report (rasDumpCommsToJSON), from every live table of the host.
 std::string report() {
   struct Rank {
@@ -125,8 +142,14 @@ std::string report() {
   std::map<std::uint64_t, std::map<int, Rank>> comms;
   std::map<std::uint64_t, int> sizes;
   for (auto& [t, bytes] : tables) {
+    const bool stopped = process_stopped(t->pid);
     for (const Entry& e : t->entries) {
       if (e.state.load() != 1) continue;
+      // Still counted in its communicator's size, so it shows among the missing ranks.
+      if (stopped) {
+        sizes[e.comm_hash] = e.nranks;
+        continue;
+      }
       comms[e.comm_hash][e.rank] = Rank{t, &e};
       sizes[e.comm_hash] = e.nranks;
     }

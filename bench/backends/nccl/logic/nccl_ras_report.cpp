@@ -416,4 +416,15 @@ std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasRepo
       n, n == 1 ? "" : "s");
 }
 
+bool settled_by_one_report(const RasReport& report) {
+  bool silent = !report.dead.empty() || !report.unresponsive.empty();
+  for (const auto& c : report.communicators) {
+    for (const auto& m : c.mismatches) {
+      if (m.groups.size() >= 2) return false;
+    }
+    if (!c.missing.empty()) silent = true;
+  }
+  return silent;
+}
+
 }  // namespace collbench::nccl

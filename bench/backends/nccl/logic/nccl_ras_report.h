@@ -75,4 +75,9 @@ std::optional<RasReport> parse_ras_report(std::string_view text, std::string* er
 /// later report knows of no communicator.
 std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasReport& later);
 
+/// Whether one report already says all that a second would: no rank is behind another in a
+/// collective (which only a second report can tell from progress), but some rank did not answer
+/// NCCL's RAS at all (exited, stopped or unreachable), which a second report cannot change.
+bool settled_by_one_report(const RasReport& report);
+
 }  // namespace collbench::nccl

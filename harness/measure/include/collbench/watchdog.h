@@ -46,7 +46,9 @@ class Watchdog {
 
  private:
   struct State;
+  struct Hang;
   void run();
+  Hang collect_hang();
   std::atomic<std::uint64_t> progress_{0};
   std::unique_ptr<State> state_;
 };
