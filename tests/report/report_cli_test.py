@@ -204,18 +204,21 @@ class Cli(unittest.TestCase):
         out = scratch("mixed-report")
         code, stdout, stderr = run(d, "-o", out)
         self.assertEqual(code, 0, stderr)
-        # One note per file, and one for the old log's all_reduce rows printed as 0.00 (6 sizes,
-        # twice each).
-        self.assertIn("; 0 input problem(s), 6 note(s) on other tools' output", stdout)
+        # One note per file, and one for each nccl-tests log whose rows printed a bandwidth below
+        # 5.00, which two decimals round by more than 0.1%: the old log's all_reduce (16 sizes,
+        # twice each) and every row of the 2.18 log.
+        self.assertIn("; 0 input problem(s), 7 note(s) on other tools' output", stdout)
         self.assertIn("logs/osu_latency.txt: imported: read as OSU text output", stderr)
-        self.assertIn("logs/dgx2-v100-old-format.log: imported: 12 row(s) printed a "
-                      "bandwidth as 0.00", stderr)
+        self.assertIn("logs/dgx2-v100-old-format.log: imported: 32 row(s) printed a "
+                      "bandwidth below 5.00", stderr)
+        self.assertIn("logs/nccl-tests-2.18-tag-output.log: imported: 16 row(s) printed a "
+                      "bandwidth below 5.00", stderr)
         self.assertNotIn("no context", stderr)
         self.assertNotIn("demo/output.log", stderr)
         with open(os.path.join(out, "results.csv")) as f:
             rows = list(csv.DictReader(f))
         sources = collections.Counter(r["label_source"] for r in rows)
-        self.assertEqual(sources, {"": 130, "nccl-tests": 186 + 16 + 16, "osu": 21})
+        self.assertEqual(sources, {"": 130, "nccl-tests": 186 + 16 + 6, "osu": 21})
         osu = next(r for r in rows if r["file"] == "mixed/logs/osu_allreduce.txt")
         self.assertEqual((osu["nranks"], osu["busbw_gbps"], osu["time_mean_us"]), ("", "", "11.92"))
         with open(os.path.join(out, "index.html")) as f:
@@ -293,12 +296,12 @@ class Cli(unittest.TestCase):
                                    "-o", os.path.join(d, "cmp-same"))
         self.assertEqual(code, 0, stdout + stderr)
         self.assertIn("OK: none of 16 matched points", stdout)
-        # nccl-tests' -J JSON of the same run against its text: the same numbers.
-        code, stdout, stderr = run("--baseline", baseline, "--candidate",
-                                   os.path.join(FIXTURES, "imports", "all_reduce_perf.json"),
+        # nccl-tests' -J JSON of a run against its text: the same numbers.
+        code, stdout, stderr = run("--baseline", os.path.join(FIXTURES, "imports", "all_reduce_perf.log"),
+                                   "--candidate", os.path.join(FIXTURES, "imports", "all_reduce_perf.json"),
                                    "-o", os.path.join(d, "cmp-json"))
         self.assertEqual(code, 0, stdout + stderr)
-        self.assertIn("OK: none of 16 matched points", stdout)
+        self.assertIn("OK: none of 6 matched points", stdout)
 
     def test_results_csv_shows_the_interval_of_rows_timed_to_a_precision(self):
         d = scratch("precision")

@@ -167,9 +167,11 @@ class NcclTestsJsonImporter final : public Importer {
   }
 
   void read_run(dom::element doc) {
-    if (const int version = int_member(doc, "version", 0); version > 2) {
+    // Version 3 (nccl-tests 2.19) adds per-result "actual_iterations" and "experiment_name" and
+    // the per-iteration settings to "config", and keeps every member versions 1 and 2 had.
+    if (const int version = int_member(doc, "version", 0); version > 3) {
       sink_.note(first_line_, fmt::format("nccl-tests JSON version {} is newer than the ones this "
-                                          "reader knows (1 and 2); read as version 2",
+                                          "reader knows (1 to 3); read as version 3",
                                           version));
     }
     std::vector<std::string_view> args;
