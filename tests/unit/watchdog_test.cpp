@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -70,6 +71,41 @@ TEST(Watchdog, ARankThatStoppedAnsweringIsNotResponding) {
   EXPECT_NE(reports.by_rank[0].find("rank 1 (b: not responding, stopped or dead)"),
             std::string::npos)
       << reports.by_rank[0];
+}
+
+// After its report a rank keeps answering its peers until each that waited with it has reported
+// too, and no longer: waiting a fixed time delayed the end of every rank of a hung job.
+TEST(Watchdog, ARankEndsOnceItsPeersHaveReportedAndWaitsForOneThatHasNot) {
+  using Clock = std::chrono::steady_clock;
+  // Seconds from arming to the handler of rank 0, with rank 1 hung too (`both_hang`) or making
+  // progress in the same step, so that it never reports.
+  auto seconds_to_end = [](bool both_hang) {
+    testing::ThreadWorld world(2);
+    std::atomic<double> seconds{-1};
+    world.run([&](int rank) {
+      auto bootstrap = world.make_bootstrap(rank);
+      const auto armed = Clock::now();
+      Watchdog watchdog(*bootstrap, 0.3, [&, rank, armed](const std::string&) {
+        if (rank == 0) seconds = std::chrono::duration<double>(Clock::now() - armed).count();
+      });
+      bootstrap->barrier();
+      watchdog.arm("all_reduce 8 B: timed iterations", 1);
+      for (int i = 0; i < 60; ++i) {
+        std::this_thread::sleep_for(50ms);
+        if (rank == 1 && !both_hang) watchdog.progress();
+      }
+      watchdog.disarm();
+    });
+    return seconds.load();
+  };
+  const double peer_never_reports = seconds_to_end(false);
+  const double both_hung = seconds_to_end(true);
+  // The bounded wait for a peer that does not report: 0.3 s of timeout, then 1.5 s of grace.
+  EXPECT_GE(peer_never_reports, 1.8);
+  // Both reported at about the same moment: no grace to wait out.
+  ASSERT_GT(both_hung, 0);
+  EXPECT_LT(both_hung, peer_never_reports - 0.5)
+      << "with both ranks hung, rank 0 ended " << both_hung << " s after arming";
 }
 
 TEST(Watchdog, ProgressKeepsItQuietAndDisabledNeverFires) {
