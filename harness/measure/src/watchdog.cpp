@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -167,6 +168,11 @@ struct Watchdog::State {
   bool reported = false;
 
   std::thread thread;
+  /// Answers peers while the fire handler runs (it ends the process, but not at once: NCCL's RAS
+  /// and the abort take a moment), so that a peer asking whether this rank has reported is
+  /// answered rather than left to wait out its grace.
+  std::thread answering;
+  std::atomic<bool> stop_answering{false};
 };
 
 Watchdog::Watchdog(Bootstrap& bootstrap, double timeout_s, FireHandler on_fire)
@@ -203,6 +209,8 @@ Watchdog::~Watchdog() {
   }
   if (s.wake_pipe[1] >= 0) (void)!write(s.wake_pipe[1], "x", 1);
   if (s.thread.joinable()) s.thread.join();
+  s.stop_answering = true;
+  if (s.answering.joinable()) s.answering.join();
   for (int fd : {s.listen_fd, s.wake_pipe[0], s.wake_pipe[1]}) {
     if (fd >= 0) close(fd);
   }
@@ -426,7 +434,8 @@ void Watchdog::run() {
       s.reported = true;
     }
     // Keep answering so that peers still collecting their own report see this rank, until each
-    // peer that waited with this rank says it has reported (or stops answering).
+    // peer that waited with this rank says it has reported. One that does not answer in time
+    // (a slow link) may still be collecting: it is asked again, up to the grace's end.
     const auto grace_end = Clock::now() + kReportGrace;
     std::vector<int> pending = hang.waiting_peers;
     const Asker self{s.peers, s.host, s.listen_fd, [&s] {
@@ -438,7 +447,7 @@ void Watchdog::run() {
           ask_peers(self, pending, std::min(grace_end, Clock::now() + kGraceQueryDeadline));
       std::vector<int> still;
       for (std::size_t i = 0; i < pending.size(); ++i) {
-        if (replies[i] && !replies[i]->reported) still.push_back(pending[i]);
+        if (!replies[i] || !replies[i]->reported) still.push_back(pending[i]);
       }
       pending = std::move(still);
       if (pending.empty()) break;
@@ -450,6 +459,16 @@ void Watchdog::run() {
         answer_queries(s.listen_fd, s.status());
       }
     }
+    s.answering = std::thread([&s] {
+      while (!s.stop_answering) {
+        pollfd fd{s.listen_fd, POLLIN, 0};
+        poll(&fd, 1, 50);
+        if (fd.revents & POLLIN) {
+          std::lock_guard lock(s.mutex);
+          answer_queries(s.listen_fd, s.status());
+        }
+      }
+    });
     s.on_fire(hang.report);
     return;
   }
