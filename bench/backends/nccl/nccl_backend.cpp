@@ -351,9 +351,12 @@ class NcclBackend final : public Backend {
 
   void abort() noexcept override {
     // Called from the watchdog thread. NCCL calls stay on the main thread: it sees the request in
-    // its polling loop, aborts the communicator and throws. Give it a moment to do so.
+    // its polling loop, aborts the communicator and throws. Give it a moment to do so (0.5 s on an
+    // H200), but no more than a second: the job is torn down next in any case, and a main thread
+    // stuck outside the loop (inside an enqueue call that waits for a stopped peer) never
+    // answers, so every second here is a second later that every rank ends.
     abort_requested_ = true;
-    for (int i = 0; i < 300 && !aborted_; ++i)
+    for (int i = 0; i < 100 && !aborted_; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
