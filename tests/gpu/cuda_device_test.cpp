@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -228,29 +229,35 @@ TEST_F(CudaDeviceTest, FillBeyond32Bits) {
 }
 
 TEST_F(CudaDeviceTest, EventTimerMeasuresKernels) {
-  const std::size_t count = std::size_t{64} << 20;
+  const std::size_t count = std::size_t{16} << 20;
   DeviceBuffer buffer(*device_, count * 4);
   auto timer = device_->make_timer(3);
   EXPECT_EQ(timer->capacity(), 3u);
   PatternKey key;
-  const auto start = std::chrono::steady_clock::now();
-  timer->record(0);
-  device_->fill(buffer.data(), FillSpec{key, 0, count});
-  timer->record(1);
-  for (int k = 0; k < 4; ++k) device_->fill(buffer.data(), FillSpec{key, 0, count});
-  timer->record(2);
-  device_->synchronize();
-  timer->synchronize();
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double one = timer->seconds(0, 1), four = timer->seconds(1, 2);
-  // Four kernels take longer than one. Four, not two: where kernels run on the host (the
-  // stand-in), a loaded machine can stretch one of them, not make it outlast four.
+  // Three trials of one kernel, then four: the fastest of each. Where kernels run on the host
+  // (the stand-in), a loaded machine stretched one kernel past four in a single trial (3.8 s
+  // against 3.0 s); it does not stretch every trial of one.
+  double one = 1e30, four = 1e30, last_one = 0, last_four = 0, wall = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    const auto start = std::chrono::steady_clock::now();
+    timer->record(0);
+    device_->fill(buffer.data(), FillSpec{key, 0, count});
+    timer->record(1);
+    for (int k = 0; k < 4; ++k) device_->fill(buffer.data(), FillSpec{key, 0, count});
+    timer->record(2);
+    device_->synchronize();
+    timer->synchronize();
+    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    last_one = timer->seconds(0, 1);
+    last_four = timer->seconds(1, 2);
+    one = std::min(one, last_one);
+    four = std::min(four, last_four);
+  }
   EXPECT_GT(four, one);
-  // Seconds, whatever the device's speed and the machine's load: no device fills 256 MiB in a
-  // microsecond (256 TB/s), and the kernels took no longer than the host waited for them.
+  // Seconds, whatever the device's speed and the machine's load: no device fills 64 MiB in a
+  // microsecond (64 TB/s), and the kernels took no longer than the host waited for them.
   EXPECT_GT(one, 1e-6);
-  EXPECT_LE(one + four, wall);
+  EXPECT_LE(last_one + last_four, wall);
 }
 
 TEST_F(CudaDeviceTest, GraphReplaysCapturedWork) {

@@ -147,6 +147,14 @@ class Signals(Campaigns):
     def test_a_rerun_refuses_a_launch_that_outlived_its_sweep(self):
         # A launcher that ignores SIGTERM, and a sweep and supervisor both killed with SIGKILL:
         # the one case where a launch can outlive its sweep.
+        self.outlived_launch_is_refused(sweep_records_the_failure=False)
+
+    def test_a_rerun_refuses_a_launch_whose_sweep_recorded_it_failed(self):
+        # The same, but the sweep outlives its supervisor long enough to record the run failed
+        # (which it could also do between the two kills above): the launch still runs.
+        self.outlived_launch_is_refused(sweep_records_the_failure=True)
+
+    def outlived_launch_is_refused(self, sweep_records_the_failure):
         bin_dir = os.path.join(self.dir, "bin")
         os.makedirs(bin_dir)
         mpirun = os.path.join(bin_dir, "mpirun")
@@ -173,15 +181,21 @@ class Signals(Campaigns):
                          f"sweep {p.pid}, launch {launch['pid']}, processes {mentioning}\n"
                          + self.sweep_log())
         os.kill(supervisors[0], signal.SIGKILL)
-        p.kill()
-        p.wait(timeout=30)
+        if sweep_records_the_failure:
+            p.wait(timeout=60)
+            self.assertTrue(any(e["event"] == "failed" for e in manifest(self.results, "outlived")),
+                            self.sweep_log())
+        else:
+            p.kill()
+            p.wait(timeout=30)
         try:
             time.sleep(0.5)
             self.assertTrue(os.path.exists(f"/proc/{launch['pid']}"), self.sweep_log())
             r = self.local("run", "--local", camp, "--mpirun", mpirun, timeout=60)
-            self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
-            self.assertIn("still running", r.stderr)
-            self.assertIn(f"pkill -TERM -s {launch['pid']}", r.stderr)
+            said = f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}\nmanifest:\n{manifest(self.results, 'outlived')}"
+            self.assertEqual(r.returncode, 3, said)
+            self.assertIn("still running", r.stderr, said)
+            self.assertIn(f"pkill -TERM -s {launch['pid']}", r.stderr, said)
             self.assertEqual(len([e for e in manifest(self.results, "outlived") if e["event"] == "started"]), 1,
                              "the rerun started the run beside the live one")
             r = sweep("status", "--json", camp, "--results", self.results)
@@ -195,7 +209,9 @@ class Signals(Campaigns):
                         f"the launch {launch['pid']} outlived SIGKILL by 10 s")
         r = sweep("status", "--json", camp, "--results", self.results)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(json.loads(r.stdout)["runs"][0]["state"], "interrupted", r.stdout)
+        # Once the launch is gone: what the sweep recorded, a run that never ended or one that failed.
+        self.assertEqual(json.loads(r.stdout)["runs"][0]["state"],
+                         "failed" if sweep_records_the_failure else "interrupted", r.stdout)
 
 
 class State(Campaigns):

@@ -195,6 +195,12 @@ RunStatus status_of(const Session& session, const Records& records, const RunSpe
               fmt::format("collected: {}{}", session.paths.collected(run.name).filename().string(),
                           r->found_on_disk ? " (found on disk; the manifest had lost it)" : "")};
     case State::kFailed:
+      if (!st.live.empty()) {
+        return {"running", "",
+                fmt::format("local run in progress (mpirun pid {}), recorded failed by a "
+                            "collbench-sweep that lost its supervisor: {}",
+                            r->launch->pid, r->reason)};
+      }
       return {"failed", r->job_id, r->reason};
     case State::kStarted:
       if (!st.live.empty()) {

@@ -161,7 +161,13 @@ Standing standing_of(const Session& session, const Records& records, const RunSp
   }
   st.lost =
       r->state == RunRecord::State::kCollected && !fs::exists(session.paths.collected(run.name));
-  if (r->state == RunRecord::State::kStarted && r->launch) st.live = launch_processes(*r->launch);
+  // A launch can outlive the collbench-sweep that started it: one killed before it recorded an end
+  // (started), or one that lost its supervisor and recorded the run failed while the launch, in a
+  // session of its own, ran on.
+  if ((r->state == RunRecord::State::kStarted || r->state == RunRecord::State::kFailed) &&
+      r->launch) {
+    st.live = launch_processes(*r->launch);
+  }
   return st;
 }
 
