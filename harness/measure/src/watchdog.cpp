@@ -143,12 +143,37 @@ struct Query {
   }
 };
 
+/// Answers every pending query on the listening socket with this rank's state.
+void answer_queries(int listen_fd, const std::string& status) {
+  for (;;) {
+    const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    // Small reply to a peer that is reading it: a blocking send with a short timeout.
+    timeval tv{0, 200000};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    const std::string line = status + "\n";
+    (void)!send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+    close(fd);
+  }
+}
+
 }  // namespace
 
 struct Watchdog::State {
   /// This rank's answer to a query; the caller holds `mutex`.
   std::string status() const {
     return json_value(RankState{rank, host, phase, armed, what, fired, reported}).dump();
+  }
+  /// The same, taking `mutex`.
+  std::string locked_status() {
+    std::lock_guard lock(mutex);
+    return status();
+  }
+  /// Waits up to `ms` for queries on the side channel, and answers those that came.
+  void answer_for(int ms) {
+    pollfd fd{listen_fd, POLLIN, 0};
+    poll(&fd, 1, ms);
+    if (fd.revents & POLLIN) answer_queries(listen_fd, locked_status());
   }
 
   double timeout_s = 0;
@@ -228,24 +253,6 @@ void Watchdog::disarm() {
   std::lock_guard lock(state_->mutex);
   state_->armed = false;
 }
-
-namespace {
-
-/// Answers every pending query on the listening socket with this rank's state.
-void answer_queries(int listen_fd, const std::string& status) {
-  for (;;) {
-    const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    // Small reply to a peer that is reading it: a blocking send with a short timeout.
-    timeval tv{0, 200000};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    const std::string line = status + "\n";
-    (void)!send(fd, line.data(), line.size(), MSG_NOSIGNAL);
-    close(fd);
-  }
-}
-
-}  // namespace
 
 /// What a firing rank found out: its report, and the peers waiting in the same step with it
 /// (they fire too, and ask this rank while they build their own reports).
@@ -355,10 +362,7 @@ Watchdog::Hang Watchdog::collect_hang() {
   for (int rank = 0; rank < static_cast<int>(s.peers.size()); ++rank) {
     if (rank != s.rank) others.push_back(rank);
   }
-  const Asker self{s.peers, s.host, s.listen_fd, [&s] {
-                     std::lock_guard lock(s.mutex);
-                     return s.status();
-                   }};
+  const Asker self{s.peers, s.host, s.listen_fd, [&s] { return s.locked_status(); }};
   const auto replies = ask_peers(self, others, Clock::now() + kQueryDeadline);
 
   // Classify.
@@ -438,10 +442,7 @@ void Watchdog::run() {
     // (a slow link) may still be collecting: it is asked again, up to the grace's end.
     const auto grace_end = Clock::now() + kReportGrace;
     std::vector<int> pending = hang.waiting_peers;
-    const Asker self{s.peers, s.host, s.listen_fd, [&s] {
-                       std::lock_guard lock(s.mutex);
-                       return s.status();
-                     }};
+    const Asker self{s.peers, s.host, s.listen_fd, [&s] { return s.locked_status(); }};
     while (!pending.empty() && Clock::now() < grace_end) {
       const auto replies =
           ask_peers(self, pending, std::min(grace_end, Clock::now() + kGraceQueryDeadline));
@@ -451,23 +452,10 @@ void Watchdog::run() {
       }
       pending = std::move(still);
       if (pending.empty()) break;
-      // Not at once again: answer queries meanwhile, then ask.
-      pollfd fd{s.listen_fd, POLLIN, 0};
-      poll(&fd, 1, 50);
-      if (fd.revents & POLLIN) {
-        std::lock_guard lock(s.mutex);
-        answer_queries(s.listen_fd, s.status());
-      }
+      s.answer_for(50);  // not at once again: answer queries meanwhile, then ask
     }
     s.answering = std::thread([&s] {
-      while (!s.stop_answering) {
-        pollfd fd{s.listen_fd, POLLIN, 0};
-        poll(&fd, 1, 50);
-        if (fd.revents & POLLIN) {
-          std::lock_guard lock(s.mutex);
-          answer_queries(s.listen_fd, s.status());
-        }
-      }
+      while (!s.stop_answering) s.answer_for(50);
     });
     s.on_fire(hang.report);
     return;
