@@ -59,7 +59,7 @@ make_bundle() {
 # files in ROOT/SCENARIO/, the fakes' log in ROOT/SCENARIO.calls; sets STATUS and ELAPSED.
 run_check() {
   local scenario=$1 began=$SECONDS
-  rm -f "$ROOT"/round-*
+  rm -f "$ROOT"/round-* "$ROOT"/fault-reported-*
   mkdir -p "$ROOT/$scenario" "$ROOT/$scenario.cwd"
   : >"$ROOT/$scenario.calls"
   # From an empty directory, which must stay empty: everything goes to $OUT and the work directory.

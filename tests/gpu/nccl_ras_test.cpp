@@ -406,11 +406,26 @@ TEST(RasLagging, OneReportSettlesASilentRankButNotOneBehind) {
   even.communicators[0].mismatches.clear();
   EXPECT_FALSE(settled_by_one_report(even));
   EXPECT_FALSE(settled_by_one_report(RasReport{}));
-  // A silent rank beside a rank behind: the second report still decides.
+  // A silent rank beside a rank behind: the silent one holds the job whatever the other does.
   RasReport both = report(read_fixture("ras_report_json_later.json"));
   both.communicators[0].missing =
       report(read_fixture("ras_report_json_missing.json")).communicators[0].missing;
-  EXPECT_FALSE(settled_by_one_report(both));
+  EXPECT_TRUE(settled_by_one_report(both));
+}
+
+// A stopped rank stops the others a collective apart as they meet it (one launched the next
+// operation, one waits outside NCCL on the stopped rank): the stopped rank is the one named, the
+// lag among the ranks that answered follows.
+TEST(RasLagging, ASilentRankLeadsARankBehindAmongThoseThatAnswered) {
+  RasReport both = report(read_fixture("ras_report_json_later.json"));
+  both.communicators[0].missing =
+      report(read_fixture("ras_report_json_missing.json")).communicators[0].missing;
+  EXPECT_EQ(
+      lagging_ranks(both, both),
+      "NCCL RAS: rank 2 (pid 51870 on 10.0.0.12, GPU 0) of communicator 5e2f3a4b1c0d9e87 did not "
+      "answer (process exited, stopped, or unreachable); of the ranks that answered, rank 3 (pid "
+      "51871 on 10.0.0.12, GPU 1) behind in AllReduce (communicator 5e2f3a4b1c0d9e87): launched "
+      "up to operation 41 while 3 ranks reached operation 42; no progress between two reports");
 }
 
 }  // namespace

@@ -355,11 +355,11 @@ std::optional<RasReport> parse_ras_report(std::string_view text, std::string* er
   return r;
 }
 
-std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasReport& later) {
-  if (later.communicators.empty() && later.communicator_count == 0 && later.dead.empty() &&
-      later.unresponsive.empty()) {
-    return std::nullopt;
-  }
+namespace {
+
+/// The ranks behind in a collective among those that answered, without the "NCCL RAS: " lead: the
+/// first mismatch that made no progress between the reports, else the first still moving.
+std::optional<std::string> ranks_behind(const RasReport& earlier, const RasReport& later) {
   std::optional<std::string> moving;
   for (const auto& c : later.communicators) {
     for (const auto& m : c.mismatches) {
@@ -375,8 +375,7 @@ std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasRepo
         named_ahead.insert(named_ahead.end(), g.ranks.begin(), g.ranks.end());
       }
       std::string line = fmt::format(
-          "NCCL RAS: {} behind in {} (communicator {}): launched up to {} while {} rank{} "
-          "reached {}",
+          "{} behind in {} (communicator {}): launched up to {} while {} rank{} reached {}",
           describe(behind.ranks, behind.nranks), m.collective, c.id, operation(behind.operations),
           ahead, ahead == 1 ? "" : "s", operation(furthest));
       if (behind.ranks.empty() && !named_ahead.empty()) {
@@ -392,23 +391,45 @@ std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasRepo
       }
     }
   }
-  if (moving) return moving;
+  return moving;
+}
+
+/// The ranks that did not answer NCCL's RAS (stopped, exited or unreachable), without the lead.
+std::optional<std::string> silent_ranks(const RasReport& later) {
   for (const auto& c : later.communicators) {
     if (!c.missing.empty()) {
       return fmt::format(
-          "NCCL RAS: {} of communicator {} did not answer (process exited, stopped, or "
-          "unreachable)",
+          "{} of communicator {} did not answer (process exited, stopped, or unreachable)",
           describe(c.missing, static_cast<int>(c.missing.size())), c.id);
     }
   }
   if (!later.dead.empty()) {
-    return fmt::format("NCCL RAS: {} considered dead (unreachable over NCCL's RAS network)",
+    return fmt::format("{} considered dead (unreachable over NCCL's RAS network)",
                        describe(later.dead, static_cast<int>(later.dead.size())));
   }
   if (!later.unresponsive.empty()) {
-    return fmt::format("NCCL RAS: {} did not answer",
+    return fmt::format("{} did not answer",
                        describe(later.unresponsive, static_cast<int>(later.unresponsive.size())));
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasReport& later) {
+  if (later.communicators.empty() && later.communicator_count == 0 && later.dead.empty() &&
+      later.unresponsive.empty()) {
+    return std::nullopt;
+  }
+  const auto silent = silent_ranks(later);
+  const auto behind = ranks_behind(earlier, later);
+  // A silent rank cannot progress and holds every collective it is in, so it leads; a lag among
+  // the ranks that answered may be its consequence (a rank still catching up, or waiting on the
+  // silent one outside NCCL), and follows as context.
+  if (silent && behind)
+    return fmt::format("NCCL RAS: {}; of the ranks that answered, {}", *silent, *behind);
+  if (silent) return "NCCL RAS: " + *silent;
+  if (behind) return "NCCL RAS: " + *behind;
   const int n = std::max(later.communicator_count, static_cast<int>(later.communicators.size()));
   return fmt::format(
       "NCCL RAS: no rank is behind: the ranks of {} communicator{} launched the same "
@@ -416,15 +437,6 @@ std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasRepo
       n, n == 1 ? "" : "s");
 }
 
-bool settled_by_one_report(const RasReport& report) {
-  bool silent = !report.dead.empty() || !report.unresponsive.empty();
-  for (const auto& c : report.communicators) {
-    for (const auto& m : c.mismatches) {
-      if (m.groups.size() >= 2) return false;
-    }
-    if (!c.missing.empty()) silent = true;
-  }
-  return silent;
-}
+bool settled_by_one_report(const RasReport& report) { return silent_ranks(report).has_value(); }
 
 }  // namespace collbench::nccl

@@ -70,14 +70,15 @@ struct RasReport {
 std::optional<RasReport> parse_ras_report(std::string_view text, std::string* error = nullptr);
 
 /// One line for a timeout message that names who holds the job up, from two reports taken a
-/// moment apart: the rank(s) behind in a collective, with host and PID, and whether they moved
-/// between the reports; ranks that did not answer; or that no rank is behind. nullopt when the
-/// later report knows of no communicator.
+/// moment apart: ranks that did not answer, first, since a silent rank holds every collective it
+/// is in; the rank(s) behind in a collective among those that answered, with host and PID, and
+/// whether they moved between the reports (after the silent ranks when there are both); or that no
+/// rank is behind. nullopt when the later report knows of no communicator.
 std::optional<std::string> lagging_ranks(const RasReport& earlier, const RasReport& later);
 
-/// Whether one report already says all that a second would: no rank is behind another in a
-/// collective (which only a second report can tell from progress), but some rank did not answer
-/// NCCL's RAS at all (exited, stopped or unreachable), which a second report cannot change.
+/// Whether one report already names who holds the job up: some rank did not answer NCCL's RAS
+/// (exited, stopped or unreachable), which a second report cannot change. Which rank is behind
+/// among ranks that answered needs the second, to tell a stuck rank from a slow one.
 bool settled_by_one_report(const RasReport& report);
 
 }  // namespace collbench::nccl
