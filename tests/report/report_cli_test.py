@@ -32,12 +32,12 @@ def nccl_tests_rows(path):
     return rows
 
 
-def collbench_line(size, placement, time_us):
+def collbench_line(size, placement, time_us, run_id="00000000000000c1", labels=None):
     """A collbench result row (all_reduce, float, 2 ranks on 1 node, NCCL) with its iterations."""
     algbw = size / time_us / 1e3
     return json.dumps({
         "schema": {"name": "collbench-results", "version": 1}, "record": "result",
-        "run_id": "00000000000000c1", "test": "all_reduce", "backend": "nccl", "dtype": "float",
+        "run_id": run_id, **({"labels": labels} if labels else {}), "test": "all_reduce", "backend": "nccl", "dtype": "float",
         "op": "sum", "root": None, "bytes": size, "count": size // 4, "nranks": 2, "nodes": 1,
         "placement": placement, "mode": "batch", "iterations": 20, "warmup": 5,
         "graph_launches": 0, "window": None, "pair": None,
@@ -302,6 +302,36 @@ class Cli(unittest.TestCase):
                                    "-o", os.path.join(d, "cmp-json"))
         self.assertEqual(code, 0, stdout + stderr)
         self.assertIn("OK: none of 6 matched points", stdout)
+
+    def test_compare_csv_gives_each_sides_runs_their_spread_and_algbw(self):
+        """Three runs against one: the median, the fastest and slowest run and algbw of each side."""
+        baseline = os.path.join(FIXTURES, "imports", "nccl-tests-2.18-tag-output.log")
+        table = nccl_tests_rows(baseline)
+        d = scratch("compare-runs")
+        rounds = os.path.join(d, "rounds")
+        os.makedirs(rounds)
+        for run_id, factor in (("c1", 1.0), ("c2", 1.04), ("c3", 0.98)):
+            with open(os.path.join(rounds, f"round-{run_id}.jsonl"), "w") as f:
+                for size, oop, _ in table:
+                    # Unlabelled, each file would be a variant of its own: as collbench --label writes it.
+                    f.write(collbench_line(size, "out-of-place", oop * factor, run_id="00000000000000" + run_id,
+                                           labels={"variant": "rounds"}))
+        code, stdout, stderr = run("--baseline", baseline, "--candidate", rounds, "-o", os.path.join(d, "cmp"))
+        self.assertEqual(code, 0, stdout + stderr)
+        with open(os.path.join(d, "cmp", "compare.csv")) as f:
+            rows = {int(r["bytes"]): r for r in csv.DictReader(f)
+                    if r["status"] == "matched" and r["placement"] == "out-of-place"}
+        self.assertEqual(sorted(rows), [size for size, _, _ in table])
+        for size, oop, _ in table:
+            r = rows[size]
+            self.assertEqual((r["baseline_runs"], r["candidate_runs"]), ("1", "3"))
+            self.assertAlmostEqual(float(r["candidate_time_us"]), oop, delta=oop * 1e-9)
+            self.assertAlmostEqual(float(r["candidate_run_time_min_us"]), oop * 0.98, delta=oop * 1e-9)
+            self.assertAlmostEqual(float(r["candidate_run_time_max_us"]), oop * 1.04, delta=oop * 1e-9)
+            self.assertEqual(r["baseline_run_time_min_us"], r["baseline_time_us"])
+            self.assertEqual(r["baseline_run_time_max_us"], r["baseline_time_us"])
+            self.assertAlmostEqual(float(r["candidate_algbw_gbps"]), size / oop / 1e3, delta=size / oop * 1e-9)
+            self.assertGreater(float(r["baseline_algbw_gbps"]), 0)
 
     def test_results_csv_shows_the_interval_of_rows_timed_to_a_precision(self):
         d = scratch("precision")

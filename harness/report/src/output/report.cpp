@@ -219,7 +219,9 @@ std::string comparison_csv(const Comparison& c) {
       it,
       "status,test,series,dtype,op,placement,bytes,baseline_busbw_gbps,candidate_busbw_gbps,ratio,"
       "baseline_time_us,candidate_time_us,baseline_iter_p50_us,baseline_iter_min_us,"
-      "candidate_iter_p50_us,candidate_iter_min_us,verdict\n");
+      "candidate_iter_p50_us,candidate_iter_min_us,verdict,baseline_algbw_gbps,"
+      "candidate_algbw_gbps,baseline_runs,baseline_run_time_min_us,baseline_run_time_max_us,"
+      "candidate_runs,candidate_run_time_min_us,candidate_run_time_max_us\n");
   auto cell = [](const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -233,16 +235,24 @@ std::string comparison_csv(const Comparison& c) {
     auto busbw = [](const Point& p) {
       return p.has_busbw ? fmt::format("{}", p.busbw) : std::string();
     };
-    fmt::format_to(it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.test,
-                   cell(m.config), m.dtype, m.op, m.placement, m.bytes, busbw(m.baseline),
+    // Each side's runs and the fastest and slowest run's time at this size (one run: its own),
+    // the spread a reader weighs the ratio against.
+    auto runs = [](const Point& p) {
+      return p.repeats < 2
+                 ? fmt::format("{},{},{}", p.repeats, p.time_us, p.time_us)
+                 : fmt::format("{},{},{}", p.repeats, p.repeat_time_min, p.repeat_time_max);
+    };
+    fmt::format_to(it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                   m.test, cell(m.config), m.dtype, m.op, m.placement, m.bytes, busbw(m.baseline),
                    busbw(m.candidate), m.ratio, m.baseline.time_us, m.candidate.time_us,
                    spread(m.baseline, m.baseline.time_p50), spread(m.baseline, m.baseline.time_min),
                    spread(m.candidate, m.candidate.time_p50),
-                   spread(m.candidate, m.candidate.time_min), name(m.verdict));
+                   spread(m.candidate, m.candidate.time_min), name(m.verdict), m.baseline.algbw,
+                   m.candidate.algbw, runs(m.baseline), runs(m.candidate));
   }
   for (const auto& u : c.unmatched) {
     for (auto bytes : u.sizes) {
-      fmt::format_to(it, "only_in_{},{},{},{},{},{},{},,,,,,,,,,unmatched\n",
+      fmt::format_to(it, "only_in_{},{},{},{},{},{},{},,,,,,,,,,unmatched,,,,,,,,\n",
                      u.in_baseline ? "baseline" : "candidate", u.test, cell(u.config), u.dtype,
                      u.op, u.placement, bytes);
     }
