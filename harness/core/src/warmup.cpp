@@ -4,18 +4,15 @@
 #include <cmath>
 #include <vector>
 
+#include "collbench/stats.h"
+
 namespace collbench {
 
 namespace {
 
+/// The median of a span the warm-up check must not reorder.
 double median_of(std::span<const double> values) {
-  std::vector<double> v(values.begin(), values.end());
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  const double upper = *mid;
-  if (v.size() % 2 == 1) return upper;
-  return (*std::max_element(v.begin(), mid) + upper) / 2;
+  return median(std::vector<double>(values.begin(), values.end()));
 }
 
 }  // namespace
