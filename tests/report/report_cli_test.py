@@ -303,7 +303,7 @@ class Cli(unittest.TestCase):
         self.assertEqual(code, 0, stdout + stderr)
         self.assertIn("OK: none of 6 matched points", stdout)
 
-    def test_compare_csv_gives_each_sides_runs_their_spread_and_algbw(self):
+    def test_compare_csv_and_points_csv_give_the_runs_their_spread_and_algbw(self):
         """Three runs against one: the median, the fastest and slowest run and algbw of each side."""
         baseline = os.path.join(FIXTURES, "imports", "nccl-tests-2.18-tag-output.log")
         table = nccl_tests_rows(baseline)
@@ -332,6 +332,21 @@ class Cli(unittest.TestCase):
             self.assertEqual(r["baseline_run_time_max_us"], r["baseline_time_us"])
             self.assertAlmostEqual(float(r["candidate_algbw_gbps"]), size / oop / 1e3, delta=size / oop * 1e-9)
             self.assertGreater(float(r["baseline_algbw_gbps"]), 0)
+        # The report of the rounds alone: points.csv merges them the same way.
+        code, stdout, stderr = run(rounds, "-o", os.path.join(d, "report"), "--no-reference")
+        self.assertEqual(code, 0, stdout + stderr)
+        with open(os.path.join(d, "report", "points.csv")) as f:
+            points = {int(r["bytes"]): r for r in csv.DictReader(f)}
+        self.assertEqual(sorted(points), [size for size, _, _ in table])
+        for size, oop, _ in table:
+            r = points[size]
+            self.assertEqual((r["variant"], r["test"], r["placement"], r["nranks"], r["runs"], r["rows"]),
+                             ("rounds", "all_reduce", "out-of-place", "2", "3", "3"))
+            self.assertAlmostEqual(float(r["time_us"]), oop, delta=oop * 1e-9)
+            self.assertAlmostEqual(float(r["run_time_min_us"]), oop * 0.98, delta=oop * 1e-9)
+            self.assertAlmostEqual(float(r["run_time_max_us"]), oop * 1.04, delta=oop * 1e-9)
+            self.assertAlmostEqual(float(r["algbw_gbps"]), size / oop / 1e3, delta=size / oop * 1e-9)
+            self.assertAlmostEqual(float(r["iter_p50_us"]), oop, delta=oop * 1e-9)
 
     def test_results_csv_shows_the_interval_of_rows_timed_to_a_precision(self):
         d = scratch("precision")

@@ -53,6 +53,9 @@ TempDir* ReportGolden::out_ = nullptr;
 TEST_F(ReportGolden, Csv) {
   check_golden(out_->path() / "results.csv", kGolden / "campaign" / "results.csv");
 }
+TEST_F(ReportGolden, PointsCsv) {
+  check_golden(out_->path() / "points.csv", kGolden / "campaign" / "points.csv");
+}
 TEST_F(ReportGolden, Markdown) {
   check_golden(out_->path() / "summary.md", kGolden / "campaign" / "summary.md");
 }

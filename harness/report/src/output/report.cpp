@@ -172,7 +172,7 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
   // overwrite can be checked first.
   ReportCharts charts = build_charts(model, options.charts);
   add_reference_overlays(charts, model, reference);
-  std::vector<std::string> names{"results.csv", "summary.md"};
+  std::vector<std::string> names{"results.csv", "points.csv", "summary.md"};
   for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
     for (const auto& chart : *list) names.push_back(chart.id + ".svg");
   }
@@ -196,6 +196,7 @@ std::vector<std::string> write_report(const ResultSet& set, const Model& model,
     const ReportFindings findings = find_report_findings(
         set, model, suspects ? std::move(*suspects) : find_suspects(set, {}, topology_of(options)),
         options.topology);
+    files.write("points.csv", points_csv(model));
     files.write("summary.md", summary_markdown(set, model, findings, options, reference));
     for (const auto* list : {&charts.busbw, &charts.latency, &charts.scaling}) {
       for (const auto& chart : *list)
@@ -235,12 +236,10 @@ std::string comparison_csv(const Comparison& c) {
     auto busbw = [](const Point& p) {
       return p.has_busbw ? fmt::format("{}", p.busbw) : std::string();
     };
-    // Each side's runs and the fastest and slowest run's time at this size (one run: its own),
-    // the spread a reader weighs the ratio against.
+    // Each side's runs and the fastest and slowest run's time at this size, the spread a reader
+    // weighs the ratio against.
     auto runs = [](const Point& p) {
-      return p.repeats < 2
-                 ? fmt::format("{},{},{}", p.repeats, p.time_us, p.time_us)
-                 : fmt::format("{},{},{}", p.repeats, p.repeat_time_min, p.repeat_time_max);
+      return fmt::format("{},{},{}", p.repeats, p.fastest_run_us(), p.slowest_run_us());
     };
     fmt::format_to(it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                    m.test, cell(m.config), m.dtype, m.op, m.placement, m.bytes, busbw(m.baseline),

@@ -331,4 +331,32 @@ void write_results_csv(const ResultSet& set, const Model& model, const Sink& sin
   write_in_order(set.rows.size(), format_rows, sink);
 }
 
+std::string points_csv(const Model& model) {
+  fmt::memory_buffer out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(
+      it,
+      "variant,partition,backend,nodes,nranks,mode,buffers,test,dtype,op,placement,bytes,"
+      "rows,runs,time_us,run_time_min_us,run_time_max_us,algbw_gbps,busbw_gbps,"
+      "iter_p50_us,iter_min_us,iter_p99_us\n");
+  for (const Series& series : model.series) {
+    const Config& config = model.configs[series.config];
+    std::string lead;
+    for (const Dim dim : kAllDims) lead += csv_escape(config.value(dim)) + ',';
+    lead += fmt::format("{},{},{},{}", csv_escape(series.test), csv_escape(series.dtype),
+                        csv_escape(series.op), csv_escape(series.placement));
+    for (const Point& p : series.points) {
+      fmt::format_to(it, "{},{},{},{},{},{},{},{},", lead, p.bytes, p.samples, p.repeats, p.time_us,
+                     p.fastest_run_us(), p.slowest_run_us(), p.algbw);
+      if (p.has_busbw) fmt::format_to(it, "{}", p.busbw);
+      if (p.has_spread) {
+        fmt::format_to(it, ",{},{},{}\n", p.time_p50, p.time_min, p.time_p99);
+      } else {
+        fmt::format_to(it, ",,,\n");
+      }
+    }
+  }
+  return fmt::to_string(out);
+}
+
 }  // namespace collbench::report

@@ -77,6 +77,9 @@ struct Point {
   double repeat_mean_us = 0, repeat_cv = 0;
   double repeat_time_min = 0, repeat_time_max = 0;
   double repeat_busbw_low = 0, repeat_busbw_high = 0;
+  /// The fastest and the slowest run's headline time; a single run's own time for both.
+  double fastest_run_us() const { return repeats >= 2 ? repeat_time_min : time_us; }
+  double slowest_run_us() const { return repeats >= 2 ? repeat_time_max : time_us; }
   std::vector<std::uint32_t> rows;  ///< indices into ResultSet::rows
   /// What the library ran the merged rows with; nullopt when no row records it.
   std::optional<PointAlgorithm> algorithm;

@@ -72,6 +72,12 @@ using Sink = std::function<void(std::string_view)>;
 /// metric a column.
 void write_results_csv(const ResultSet& set, const Model& model, const Sink& sink);
 
+/// points.csv: one row per point of every series (a configuration's rows of one test, dtype, op
+/// and placement at one size, merged): its configuration, the rows and runs merged, the median
+/// headline time, algbw and busbw, the fastest and slowest run's time and the per-iteration spread;
+/// the numbers behind the curves.
+std::string points_csv(const Model& model);
+
 struct ReportFindings;
 
 /// summary.md; with a reference report, its "Reference figures" section.
