@@ -144,7 +144,7 @@ check_good() {
   local listing
   listing=$(tar -tzf "$ROOT/good/device-check-logs.tar.gz")
   local member
-  for member in logs/commands.txt logs/comparison.txt logs/launch.sh results/comparison.tsv \
+  for member in logs/commands.txt logs/comparison.txt logs/launch.sh results/reports/comparison_1rank/points.csv \
                 results/cmp_1rank_round1_collbench.jsonl results/one_rank_sweep.jsonl \
                 results/reports/one_rank_sweep.jsonl/results.csv; do
     if grep -qx "$member" <<<"$listing"; then pass; else fail "good: the tarball lacks $member"; fi
