@@ -279,7 +279,7 @@ class Disagreement(Workdir):
             (["-n", "2"], ["-n", "3"], ["rank 1", "-n is 3"]),
             ([], ["-d", "double"], ["rank 1", "-d", "double"]),
             ([], ["-o", "max"], ["rank 1", "-o", "max"]),
-            ([], ["--seed", "7"], ["rank 1", "--seed"]),
+            ([], ["--seed", "7"], ["rank 1", "--seed is 7 there and not given on rank 0"]),
             ([], ["-n", "x"], ["rank 1 refused its command line", "-n x"]),
             ([], ["--help"], ["rank 1 was given --help"]),
         ]

@@ -184,6 +184,13 @@ TEST(Campaign, EveryRequestFieldIsAKey) {
   EXPECT_EQ(p2p.collbench_args(p2p.variants[0]),
             (std::vector<std::string>{"all_reduce", "-r", "1", "--pairs", "all", "--buffers",
                                       "fixed", "--window", "8", "--backend", "nccl"}));
+  // --seed, one field of the request: a campaign key and a variant's with no edit here.
+  const auto seeded =
+      parse(kMinimal + "seed: 7\nvariants:\n  - name: other\n    seed: 8\n  - name: same\n");
+  EXPECT_EQ(seeded.collbench_args(seeded.variants[0]),
+            (std::vector<std::string>{"all_reduce", "--seed", "8", "--backend", "nccl"}));
+  EXPECT_EQ(seeded.collbench_args(seeded.variants[1]),
+            (std::vector<std::string>{"all_reduce", "--seed", "7", "--backend", "nccl"}));
   const std::string warm = error_of(kMinimal + "buffers: warm\n");
   EXPECT_NE(warm.find("c.yaml:4:10: 'buffers' is not a value collbench takes: --buffers warm: "
                       "expected one of: rotate, fixed"),

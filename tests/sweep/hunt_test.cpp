@@ -97,6 +97,9 @@ TEST(HuntCli, OptionsReachTheSettings) {
   const auto fixed = hunt({"--nodes", "4", "-o", "d", "--buffers", "fixed", "--window", "8"});
   EXPECT_EQ(fixed.hunt.request.buffers, BufferPolicy::kFixed);
   EXPECT_EQ(fixed.hunt.request.window, 8);
+  const auto seeded = hunt({"--nodes", "4", "-o", "d", "--seed", "7"});
+  EXPECT_EQ(seeded.hunt.request.seed, 7u)
+      << "--seed: one field of the request, no edit in the hunt";
 }
 
 TEST(HuntCli, CollbenchOptionsTheHuntNamesItselfStayTheHunts) {

@@ -34,12 +34,13 @@ MeasureRequest full_request() {
       .pairs = PairMode::kAll,
       .buffers = BufferPolicy::kFixed,
       .window = 8,
+      .seed = 7,
       .timeout_s = 12.5,
       .precision = 0.05,
       .max_time_s = 3,
       .backend = "mpi",
       .labels = std::map<std::string, std::string>{{"variant", "a"}, {"site", "lab"}},
-      .extra_args = {"--seed", "7"}};
+      .extra_args = {"-G", "2"}};
 }
 
 // Reads to_argv()'s words back through set_from_text(), the way the hunt reads its options.
@@ -83,6 +84,8 @@ TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
                                                                "fixed",
                                                                "--window",
                                                                "8",
+                                                               "--seed",
+                                                               "7",
                                                                "--timeout",
                                                                "12.5",
                                                                "--precision",
@@ -93,8 +96,8 @@ TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
                                                                "mpi",
                                                                "--label",
                                                                "site=lab,variant=a",
-                                                               "--seed",
-                                                               "7"}));
+                                                               "-G",
+                                                               "2"}));
   MeasureRequest all;
   all.dtypes = AllOr<DType>{true, {}};
   all.ops = AllOr<ReduceOp>{true, {}};

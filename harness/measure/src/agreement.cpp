@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <tuple>
+#include <type_traits>
 
 #include "collbench/error.h"
 #include "collbench/record.h"
@@ -23,17 +24,43 @@ struct StartupRecord {
   }
 };
 
-/// The first option whose value differs, with both values as JSON text; nullopt when none.
+/// The first option whose value differs, with both values as text; nullopt when none.
 struct Difference {
   std::string option, theirs, ours;
 };
+
+/// The first field of the request that differs, named by its option and valued as the command
+/// line gives it ("--seed is 7 there and not given on rank 0").
+std::optional<Difference> first_difference(const MeasureRequest& theirs,
+                                           const MeasureRequest& ours) {
+  std::optional<Difference> found;
+  for_each_field<MeasureRequest>([&](const auto& f) {
+    if (found) return;
+    const auto& a = theirs.*f.member;
+    const auto& b = ours.*f.member;
+    const auto text = [](const auto& value) {
+      return value ? request_text(*value) : std::string("not given");
+    };
+    if (a != b) found = Difference{std::string(f.flag()), text(a), text(b)};
+  });
+  if (!found && !(theirs == ours)) {
+    found = Difference{"the request", json_value(theirs).dump(), json_value(ours).dump()};
+  }
+  return found;
+}
+
 std::optional<Difference> first_difference(const Options& theirs, const Options& ours) {
   std::optional<Difference> found;
   for_each_field<Options>([&](const auto& field) {
     if (found) return;
-    const nlohmann::json a = json_value(theirs.*(field.member));
-    const nlohmann::json b = json_value(ours.*(field.member));
-    if (a != b) found = Difference{std::string(field.name), a.dump(), b.dump()};
+    using Value = std::remove_cvref_t<decltype(theirs.*(field.member))>;
+    if constexpr (std::is_same_v<Value, MeasureRequest>) {
+      found = first_difference(theirs.*(field.member), ours.*(field.member));
+    } else {
+      const nlohmann::json a = json_value(theirs.*(field.member));
+      const nlohmann::json b = json_value(ours.*(field.member));
+      if (a != b) found = Difference{std::string(field.name), a.dump(), b.dump()};
+    }
   });
   return found;
 }

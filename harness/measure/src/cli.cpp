@@ -199,8 +199,6 @@ std::vector<IntegerFlag> integer_flags(Options& o) {
        0, 1, "0 or 1", [](long long) {}},
       {"--window", "Messages in flight per bw/bibw iteration (default 64)", 1, 1 << 16,
        "1 to 65536 messages", into(o.window)},
-      {"--seed", "Seed of the verification pattern (default 1)", 0, 0xffffffffLL, "0 to 4294967295",
-       into(o.seed)},
   };
 }
 
@@ -589,7 +587,7 @@ void read_counts(const CLI::App& app, const GivenText& given,
   }
   if (app.count("--split") > 0) {
     o.split = parse_split(given.split, [](const char* name) { return std::getenv(name); });
-    o.split->seed = o.seed;
+    o.split->seed = o.seed();
     o.split_text = describe_split(*o.split);
   }
   if (!given.precision.empty()) o.precision = parse_precision(given.precision);
@@ -718,6 +716,11 @@ ParseResult parse_command_line(int argc, const char* const* argv,
   refuse_missing_values(app, "collbench");
 
   read_request_texts(given.request, o.request);
+  // The request's fields read any whole number; the pattern's seed is 32 bits.
+  if (collbench::given(given.request, "--seed")) {
+    parse_integer("--seed", given.request.find("--seed")->second, 0, 0xffffffffLL,
+                  "0 to 4294967295");
+  }
   read_tests(given, specs, o);
   read_sizes(given, o);
   read_counts(app, given, integers, o);

@@ -63,7 +63,7 @@ ResolvedRequest resolve_request(const Options& o, const BackendArgs& backend_arg
   r.pairs = o.pairs;
   r.buffers = o.buffers;
   r.window = o.window;
-  r.seed = o.seed;
+  r.seed = o.seed();
   r.precision = o.precision;
   if (o.precision) r.max_time_s = o.max_time_s;
   if (o.split) r.split = o.split_text;

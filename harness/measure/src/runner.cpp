@@ -225,7 +225,7 @@ struct Runner::Impl {
     key.dtype = dtype;
     key.op = op;
     key.reduction = spec.reduces;
-    key.seed = o.seed * 0x9e3779b9U ^ measurement * 0x85ebca6bU ^ round * 0xc2b2ae35U;
+    key.seed = o.seed() * 0x9e3779b9U ^ measurement * 0x85ebca6bU ^ round * 0xc2b2ae35U;
     key.nranks = nranks;
     return key;
   }

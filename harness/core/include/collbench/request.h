@@ -81,6 +81,9 @@ struct MeasureRequest {
   std::optional<PairMode> pairs;
   std::optional<BufferPolicy> buffers;
   std::optional<int> window;  ///< messages in flight per bw/bibw iteration
+  /// Of the verification pattern and of --split sample's draw of pairs; collbench takes 0 to
+  /// 2^32 - 1.
+  std::optional<std::uint64_t> seed;
   std::optional<double> timeout_s;
   std::optional<double> precision;  ///< relative half-width of the 95% interval (0.05: 5%)
   std::optional<double> max_time_s;
@@ -122,6 +125,9 @@ struct MeasureRequest {
                                    "Memory of successive operations: rotate or fixed"},
         RequestField<int>{"window", "window", "--window", &R::window, K::kCount,
                           "Messages in flight per bw/bibw iteration"},
+        RequestField<std::uint64_t>{"seed", "seed", "--seed", &R::seed, K::kCount,
+                                    "Seed of the verification pattern and of --split sample "
+                                    "(default 1)"},
         RequestField<double>{"timeout_s", "timeout", "--timeout,-T", &R::timeout_s, K::kSeconds,
                              "Seconds an operation may take before the run is aborted"},
         RequestField<double>{"precision", "precision", "--precision", &R::precision, K::kFraction,

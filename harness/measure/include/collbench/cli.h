@@ -86,13 +86,14 @@ struct Options {
   /// --split as resolved, for the run context and the ranks' agreement: "pairs", "sample:8",
   /// "nccl-tests MOD 8" (nccl-tests' rule comes from each rank's environment).
   std::string split_text;
-  std::uint32_t seed = 1;
   /// The fields of MeasureRequest (collbench/request.h) that collbench has no option of its own
   /// for, as given: a field added to the request lands here from the command line, is compared
   /// between ranks and is recorded in the run context (options.request) with no other edit.
   /// The request's older fields (sizes, types, counts) are read by collbench's own options into
   /// the members above, with nccl-tests' spellings and messages.
   MeasureRequest request;
+  /// --seed as it runs: the verification pattern's and --split sample's (1 when not given).
+  std::uint32_t seed() const { return static_cast<std::uint32_t>(request.seed.value_or(1)); }
   bool quiet = false;             ///< no table on stdout (JSONL only)
   std::vector<std::string> argv;  ///< the command line as given, for the run context
 
@@ -137,7 +138,6 @@ struct Options {
                       Field{"--pairs", &O::pairs},
                       Field{"--buffers", &O::buffers},
                       Field{"--window", &O::window},
-                      Field{"--seed", &O::seed},
                       Field{"-q", &O::quiet},
                       Field{"--precision", &O::precision},
                       Field{"--max-time", &O::max_time_s},
