@@ -83,6 +83,22 @@ Bandwidths median_bandwidths(const std::vector<Bandwidths>& runs) {
   return out;
 }
 
+// The geometric mean of each key over the runs that have it (a middle in logs, as ratios are
+// judged).
+Bandwidths geometric_mean_bandwidths(const std::vector<Bandwidths>& runs) {
+  std::map<std::string, std::pair<double, int>> logs;
+  for (const auto& run : runs) {
+    for (const auto& [key, v] : run) {
+      if (v <= 0) continue;
+      logs[key].first += std::log(v);
+      ++logs[key].second;
+    }
+  }
+  Bandwidths out;
+  for (const auto& [key, sum] : logs) out[key] = std::exp(sum.first / sum.second);
+  return out;
+}
+
 }  // namespace
 
 Bandwidths largest_size_bandwidths(const fs::path& jsonl, bool pairs_only, std::uint64_t from) {
@@ -700,9 +716,13 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
     return sides.crosses_any(host, o.good) ? sides.partner(host, good).value_or(o.good) : o.good;
   };
   const std::size_t first_command = o.commands.size();
-  // The reference: two good nodes measured alone, as every retest is, right before each run of a
-  // retest; the tournament's median pair (measured with the other pairs of its round running)
-  // only when there is no such pair.
+  // The reference: two good nodes measured alone, as every retest is, right before and right after
+  // each run of a retest, their geometric mean. The runs beside it share its moment (a busy
+  // moment that slows the retest slows them too: a good end is not judged against a quiet
+  // reference), and two of them halve in logs what one slowed run of the reference does (one
+  // such run made a host at a few % of the others 31% of the reference: the hunt's ofi test on a
+  // loaded machine). The tournament's median pair (measured with the other pairs of its round
+  // running) only when there is no such pair.
   o.reference = tournament;
   o.reference_what = "the tournament's median pair";
   std::optional<std::string> reference_peer;
@@ -722,22 +742,27 @@ void judge(HuntOutcome& o, const Bandwidths& tournament, const MeasurePair& meas
     t.b = b;
     std::vector<Bandwidths> bandwidths;
     std::vector<double> ratios;
-    for (int k = 0; k < runs && t.failure.empty(); ++k) {
-      Bandwidths beside = tournament;
-      if (reference_peer) {
-        const Retest ref = measure(good[0], *reference_peer);
-        reference_runs.command = ref.command;
-        if (ref.failure.empty() && !ref.bandwidths.empty()) {
-          beside = ref.bandwidths;
-          reference_bandwidths.push_back(ref.bandwidths);
-        } else if (reference_runs.failure.empty()) {
-          reference_runs.failure = ref.failure.empty() ? "it measured nothing" : ref.failure;
-        }
+    // One run of the reference pair, kept for the summary; its bandwidths, or none.
+    auto measure_reference = [&](std::vector<Bandwidths>& bracket) {
+      if (!reference_peer) return;
+      const Retest ref = measure(good[0], *reference_peer);
+      reference_runs.command = ref.command;
+      if (ref.failure.empty() && !ref.bandwidths.empty()) {
+        bracket.push_back(ref.bandwidths);
+        reference_bandwidths.push_back(ref.bandwidths);
+      } else if (reference_runs.failure.empty()) {
+        reference_runs.failure = ref.failure.empty() ? "it measured nothing" : ref.failure;
       }
+    };
+    for (int k = 0; k < runs && t.failure.empty(); ++k) {
+      std::vector<Bandwidths> bracket;
+      measure_reference(bracket);
       const Retest run = measure(a, b);
       t.command = run.command;
       t.failure = run.failure;
       if (!run.failure.empty()) break;
+      measure_reference(bracket);
+      const Bandwidths beside = bracket.empty() ? tournament : geometric_mean_bandwidths(bracket);
       bandwidths.push_back(run.bandwidths);
       if (const auto r = bandwidth_ratio(run.bandwidths, beside)) ratios.push_back(*r);
     }
