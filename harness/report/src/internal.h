@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collbench/report/report.h"
@@ -44,6 +45,8 @@ Table unmatched_table(const Comparison& c);
 /// One line: "REGRESSION: 3 of 120 matched points ..." / "OK: ...".
 std::string verdict_line(const Comparison& c);
 std::string dims_text(const std::vector<Dim>& dims);
+/// A CSV cell: `text` as is, or quoted (RFC 4180) when it holds a comma, quote or line break.
+std::string csv_escape(std::string_view text);
 
 }  // namespace collbench::report::detail
 

@@ -223,12 +223,6 @@ std::string comparison_csv(const Comparison& c) {
       "candidate_iter_p50_us,candidate_iter_min_us,verdict,baseline_algbw_gbps,"
       "candidate_algbw_gbps,baseline_runs,baseline_run_time_min_us,baseline_run_time_max_us,"
       "candidate_runs,candidate_run_time_min_us,candidate_run_time_max_us\n");
-  auto cell = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-  };
   for (const auto& m : c.matched) {
     auto spread = [](const Point& p, double v) {
       return p.has_spread ? fmt::format("{}", v) : std::string();
@@ -241,19 +235,19 @@ std::string comparison_csv(const Comparison& c) {
     auto runs = [](const Point& p) {
       return fmt::format("{},{},{}", p.repeats, p.fastest_run_us(), p.slowest_run_us());
     };
-    fmt::format_to(it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                   m.test, cell(m.config), m.dtype, m.op, m.placement, m.bytes, busbw(m.baseline),
-                   busbw(m.candidate), m.ratio, m.baseline.time_us, m.candidate.time_us,
-                   spread(m.baseline, m.baseline.time_p50), spread(m.baseline, m.baseline.time_min),
-                   spread(m.candidate, m.candidate.time_p50),
-                   spread(m.candidate, m.candidate.time_min), name(m.verdict), m.baseline.algbw,
-                   m.candidate.algbw, runs(m.baseline), runs(m.candidate));
+    fmt::format_to(
+        it, "matched,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.test,
+        detail::csv_escape(m.config), m.dtype, m.op, m.placement, m.bytes, busbw(m.baseline),
+        busbw(m.candidate), m.ratio, m.baseline.time_us, m.candidate.time_us,
+        spread(m.baseline, m.baseline.time_p50), spread(m.baseline, m.baseline.time_min),
+        spread(m.candidate, m.candidate.time_p50), spread(m.candidate, m.candidate.time_min),
+        name(m.verdict), m.baseline.algbw, m.candidate.algbw, runs(m.baseline), runs(m.candidate));
   }
   for (const auto& u : c.unmatched) {
     for (auto bytes : u.sizes) {
       fmt::format_to(it, "only_in_{},{},{},{},{},{},{},,,,,,,,,,unmatched,,,,,,,,\n",
-                     u.in_baseline ? "baseline" : "candidate", u.test, cell(u.config), u.dtype,
-                     u.op, u.placement, bytes);
+                     u.in_baseline ? "baseline" : "candidate", u.test, detail::csv_escape(u.config),
+                     u.dtype, u.op, u.placement, bytes);
     }
   }
   return fmt::to_string(out);

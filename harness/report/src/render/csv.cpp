@@ -14,15 +14,11 @@
 #include <unordered_map>
 
 #include "collbench/report/report.h"
+#include "internal.h"
 
 namespace collbench::report {
 
 namespace {
-
-constexpr std::size_t kBlockRows = 4096;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// The configuration cells of a row with none.
-constexpr std::string_view kNoConfig = ",,";
 
 bool needs_quotes(std::string_view text) {
   // A plain loop: find_first_of() calls memchr once per character, and rows hold millions of
@@ -33,7 +29,9 @@ bool needs_quotes(std::string_view text) {
   return false;
 }
 
-std::string csv_escape(std::string_view text) {
+}  // namespace
+
+std::string detail::csv_escape(std::string_view text) {
   if (!needs_quotes(text)) return std::string(text);
   std::string out = "\"";
   for (char c : text) {
@@ -42,6 +40,15 @@ std::string csv_escape(std::string_view text) {
   }
   return out + "\"";
 }
+
+using detail::csv_escape;
+
+namespace {
+
+constexpr std::size_t kBlockRows = 4096;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// The configuration cells of a row with none.
+constexpr std::string_view kNoConfig = ",,";
 
 // csv_escape() appended to `out`, without a string in between when nothing needs quoting.
 void append_escaped(fmt::memory_buffer& out, std::string_view text) {
