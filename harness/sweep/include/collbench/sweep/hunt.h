@@ -104,6 +104,9 @@ using Bandwidths = std::map<std::string, double>;
 Bandwidths largest_size_bandwidths(const std::filesystem::path& jsonl, bool pairs_only,
                                    std::uint64_t from = 0);
 
+/// The median of each key over the runs that have it.
+Bandwidths median_bandwidths(const std::vector<Bandwidths>& runs);
+
 /// The median over the keys both have of run / reference; nullopt when none is shared.
 std::optional<double> bandwidth_ratio(const Bandwidths& run, const Bandwidths& reference);
 
