@@ -259,6 +259,7 @@ class OfiBackend final : public Backend {
     std::uint64_t tag;
   };
 
+  // The provider, its endpoint and what the run states about them.
   void open(const BackendArgs& args, Bootstrap& bootstrap) {
     fi_info* hints = fi_allocinfo();
     if (!hints) throw_runtime("fi_allocinfo: out of memory");
@@ -287,9 +288,23 @@ class OfiBackend final : public Backend {
         entries.push_back(i);
       }
     }
-    const bool multi_host = bootstrap.node_count() > 1;
+    const std::size_t mine = choose_provider(args, bootstrap, candidates, rc);
+    fi_info* info = entries[mine];
+    const ofi::Candidate& local = candidates[mine];
+    open_endpoint(*info);
+    const int tag_bits = agree_on_limits(*info, local, bootstrap);
+    register_ = (mr_mode_ & FI_MR_LOCAL) != 0 || args.integer(backend_option::kRegisterBuffers) > 0;
+    idle_ = ofi::idle_polling(std::getenv("OMPI_MCA_mpi_yield_when_idle"), bootstrap.local_size(),
+                              std::thread::hardware_concurrency());
+    describe_run(*info, local, tag_bits, bootstrap);
+  }
 
-    // Rank 0 chooses.
+  // Rank 0 chooses the provider from what its host offers (`rc`: fi_getinfo's answer); every rank
+  // then takes the entry of its own list that matches it (and --require-net). Returns that
+  // entry's index.
+  std::size_t choose_provider(const BackendArgs& args, Bootstrap& bootstrap,
+                              const std::vector<ofi::Candidate>& candidates, int rc) {
+    const bool multi_host = bootstrap.node_count() > 1;
     ProviderChoice choice;
     if (rank_ == 0) {
       const auto pick = ofi::choose(candidates, multi_host);
@@ -325,14 +340,16 @@ class OfiBackend final : public Backend {
           "install the same provider on every host or set FI_PROVIDER to one they share",
           bootstrap.hostname(), chosen.provider, chosen.address_format, ofi::describe(candidates));
     }
-    fi_info* info = entries[*mine];
-    const ofi::Candidate& local = candidates[*mine];
+    return *mine;
+  }
 
+  // The fabric, domain, completion queue, address vector and endpoint of `info`, enabled.
+  void open_endpoint(fi_info& info) {
     fid_fabric* fabric = nullptr;
-    OFI_CHECK(fi_fabric(info->fabric_attr, &fabric, nullptr));
+    OFI_CHECK(fi_fabric(info.fabric_attr, &fabric, nullptr));
     fabric_.reset(fabric);
     fid_domain* domain = nullptr;
-    OFI_CHECK(fi_domain(fabric, info, &domain, nullptr));
+    OFI_CHECK(fi_domain(fabric, &info, &domain, nullptr));
     domain_.reset(domain);
 
     fi_cq_attr cq_attr{};
@@ -348,13 +365,18 @@ class OfiBackend final : public Backend {
     OFI_CHECK(fi_av_open(domain, &av_attr, &av, nullptr));
     av_.reset(av);
     fid_ep* ep = nullptr;
-    OFI_CHECK(fi_endpoint(domain, info, &ep, nullptr));
+    OFI_CHECK(fi_endpoint(domain, &info, &ep, nullptr));
     endpoint_.reset(ep);
     OFI_CHECK(fi_ep_bind(ep, &av->fid, 0));
     OFI_CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
     OFI_CHECK(fi_enable(ep));
+    mr_mode_ = info.domain_attr->mr_mode;
+  }
 
-    max_message_ = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : SIZE_MAX;
+  // The message size, tag bits and queue depth every rank keeps to: the provider's, the smallest
+  // of all ranks' where both sides must agree. Returns the tag bits.
+  int agree_on_limits(const fi_info& info, const ofi::Candidate& local, Bootstrap& bootstrap) {
+    max_message_ = info.ep_attr->max_msg_size ? info.ep_attr->max_msg_size : SIZE_MAX;
     if (const char* limit = std::getenv("COLLBENCH_OFI_MAX_MESSAGE")) {
       // Splitting below the provider's limit shows what message size the fabric needs.
       char* end = nullptr;
@@ -368,7 +390,7 @@ class OfiBackend final : public Backend {
     // of all (ranks on other devices or hosts may have another provider limit or environment);
     // the same for the tag bits, since a receive matches the sender's sequence only within both.
     int tag_bits =
-        info->ep_attr->mem_tag_format ? 64 - __builtin_clzll(info->ep_attr->mem_tag_format) : 64;
+        info.ep_attr->mem_tag_format ? 64 - __builtin_clzll(info.ep_attr->mem_tag_format) : 64;
     const EndpointLimits limits{max_message_, tag_bits};
     for (const EndpointLimits& other : allgather(bootstrap, limits, "libfabric endpoint limits")) {
       max_message_ = std::min<std::size_t>(max_message_, other.max_message);
@@ -381,24 +403,25 @@ class OfiBackend final : public Backend {
     sequence_mask_ = tag_bits - rank_bits_ >= 64
                          ? ~std::uint64_t{0}
                          : (std::uint64_t{1} << (tag_bits - rank_bits_)) - 1;
-    inject_limit_ = info->tx_attr->inject_size;
-    inject_flags_ = info->tx_attr->op_flags | FI_INJECT | FI_COMPLETION;
+    inject_limit_ = info.tx_attr->inject_size;
+    inject_flags_ = info.tx_attr->op_flags | FI_INJECT | FI_COMPLETION;
     // Operations in flight stay within the provider's queues: posting a whole split message (or an
     // all-to-all) before reading any completion overflows them (-FI_EAGAIN, or -FI_ENOMEM from
     // shm), and a rank that waits for queue space while its peers wait for its sends never ends.
-    const std::size_t tx_size = info->tx_attr->size ? info->tx_attr->size : SIZE_MAX;
-    const std::size_t rx_size = info->rx_attr->size ? info->rx_attr->size : SIZE_MAX;
+    const std::size_t tx_size = info.tx_attr->size ? info.tx_attr->size : SIZE_MAX;
+    const std::size_t rx_size = info.rx_attr->size ? info.rx_attr->size : SIZE_MAX;
     max_in_flight_ = std::max<std::size_t>(std::min(tx_size, rx_size), 1);
-    mr_mode_ = info->domain_attr->mr_mode;
-    register_ = (mr_mode_ & FI_MR_LOCAL) != 0 || args.integer(backend_option::kRegisterBuffers) > 0;
-    idle_ = ofi::idle_polling(std::getenv("OMPI_MCA_mpi_yield_when_idle"), bootstrap.local_size(),
-                              std::thread::hardware_concurrency());
+    return tag_bits;
+  }
 
+  // What the run context states about the library, the provider and every rank's device.
+  void describe_run(const fi_info& info, const ofi::Candidate& local, int tag_bits,
+                    Bootstrap& bootstrap) {
     const std::uint32_t runtime = fi_version();
     info_.name = ofi_backend_descriptor().name;
     info_.library = fmt::format("libfabric {}.{} ({} {}.{})", FI_MAJOR(runtime), FI_MINOR(runtime),
-                                local.provider, FI_MAJOR(info->fabric_attr->prov_version),
-                                FI_MINOR(info->fabric_attr->prov_version));
+                                local.provider, FI_MAJOR(info.fabric_attr->prov_version),
+                                FI_MINOR(info.fabric_attr->prov_version));
     info_.memory = MemoryKind::kHost;
     info_.stream_ordered = false;
     info_.network["net"] = "Libfabric";
@@ -413,7 +436,7 @@ class OfiBackend final : public Backend {
     info_.network["devices"] = fmt::format("{}", fmt::join(devices, ","));
     info_.network["address_format"] = local.address_format;
     info_.network["gdr"] = "no (host memory)";
-    info_.facts["max_msg_size"] = std::to_string(info->ep_attr->max_msg_size);
+    info_.facts["max_msg_size"] = std::to_string(info.ep_attr->max_msg_size);
     info_.facts["message_limit"] = std::to_string(max_message_);
     info_.facts["inject_size"] = std::to_string(inject_limit_);
     info_.facts["tag_bits"] = std::to_string(tag_bits);
