@@ -2,8 +2,8 @@
 """collbench-sweep hunt on a real Slurm cluster of network-namespace hosts (cbcluster.py): one
 host's link shaped (found, named first and confirmed a bad node), one link between two hosts
 shaped (named as a link, neither host excluded), each with every other host capped and with
-nothing else capped, nothing shaped (five tournaments, no suspect in any), and a failing step
-(exit 3, one line).
+nothing else capped, nothing shaped (five tournaments: no host named, nothing confirmed), and a
+failing step (exit 3, one line).
 
 MPI backend over TCP through mpirun in the job, as the campaign test does (Open MPI 4.1.4's TCP
 BTL crashes in a few per cent of srun --mpi=pmix starts here; see netns-site.sh), one rank per
@@ -169,6 +169,25 @@ class HuntTest(unittest.TestCase):
             lines.append("collbench-report --suspects said:\n" + self.read("suspects-evidence.txt"))
         return "\n".join(lines)
 
+    def assert_nothing_confirmed(self, summary, answers):
+        """Nothing shaped: the hunt confirms nothing and excludes no host, and the tournaments
+        together (each of `answers`, collbench-report --suspects --json of all of them) name no
+        host and no switch: those take most of a host's pairs, or of the pairs across an uplink,
+        slow. A link is one pair, and a loaded two-core machine can slow one pair in most of five
+        tournaments (a CI run saw one at 72% of the median pair over all five, which its retest
+        then measured at 98 to 106% of the reference): the tournaments' link is a suspect, and
+        the verdict is its retest's, alone with a good node and against the reference pair."""
+        self.assertEqual(self.suspects(), [], summary)
+        self.assertRegex(summary, r"\nsuspects \(collbench-report --suspects\): (none|no host)\n")
+        for verdict in ("bad node", "bad link", "slow uplink"):
+            self.assertNotIn(f": {verdict}", summary)
+        for answer in answers:
+            self.assertEqual((answer["hosts"], answer.get("switches", [])), ([], []),
+                             f"{answer}\n{self.evidence()}")
+            for link in answer["links"]:
+                self.assertIn(f"\n  {link['a']} <-> {link['b']}: not confirmed: ", summary,
+                              f"{answer}\n{self.evidence()}")
+
     def check_outputs(self, r):
         summary = self.read("summary.txt")
         self.assertTrue(r.stdout.endswith(summary), "the summary is not printed at the end")
@@ -229,8 +248,6 @@ class Hunt(HuntTest):
         cap_every_host(self.cluster, rate=HEALTHY_CAP)
         r = self.hunt("--repeats", "5")
         summary = self.check_outputs(r)
-        self.assertEqual(self.suspects(), [], summary)
-        self.assertIn("suspects (collbench-report --suspects): none", summary)
         files = [os.path.join(self.out, "tournament", f"pairs-r{k}.jsonl") for k in range(5)]
 
         def suspects_of(paths):
@@ -239,10 +256,9 @@ class Hunt(HuntTest):
             self.assertEqual(one.returncode, 0, one.stderr)
             return json.loads(one.stdout)
 
-        # The five together, as the hunt judges them: no host, no link.
-        answer = suspects_of(files)
-        self.assertEqual((answer["hosts"], answer["links"]), ([], []),
-                         f"{answer}\n{self.evidence()}")
+        # The five together, as the hunt judges them: no host; a link only as a suspect its
+        # retest cleared.
+        self.assert_nothing_confirmed(summary, [suspects_of(files)])
         # Each alone: no host (most of its pairs slow). One tournament measures a link once, and
         # one busy moment can slow that one measurement (test_cluster_topology.py says more): a
         # link of one tournament is the next tournaments' and the retest's to judge.
