@@ -100,6 +100,8 @@ TEST(HuntCli, OptionsReachTheSettings) {
   const auto seeded = hunt({"--nodes", "4", "-o", "d", "--seed", "7"});
   EXPECT_EQ(seeded.hunt.request.seed, 7u)
       << "--seed: one field of the request, no edit in the hunt";
+  const auto blocking = hunt({"--nodes", "4", "-o", "d", "-z", "1"});
+  EXPECT_EQ(blocking.hunt.request.blocking, 1);
 }
 
 TEST(HuntCli, CollbenchOptionsTheHuntNamesItselfStayTheHunts) {

@@ -34,12 +34,14 @@ MeasureRequest full_request() {
       .pairs = PairMode::kAll,
       .buffers = BufferPolicy::kFixed,
       .window = 8,
+      .blocking = 2,
       .seed = 7,
       .timeout_s = 12.5,
       .precision = 0.05,
       .max_time_s = 3,
       .backend = "mpi",
       .labels = std::map<std::string, std::string>{{"variant", "a"}, {"site", "lab"}},
+      .split = "sample:3",
       .extra_args = {"-G", "2"}};
 }
 
@@ -84,6 +86,8 @@ TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
                                                                "fixed",
                                                                "--window",
                                                                "8",
+                                                               "-z",
+                                                               "2",
                                                                "--seed",
                                                                "7",
                                                                "--timeout",
@@ -96,6 +100,8 @@ TEST(MeasureRequest, ArgvHoldsTheSetFieldsInOrderThenTheExtraArguments) {
                                                                "mpi",
                                                                "--label",
                                                                "site=lab,variant=a",
+                                                               "--split",
+                                                               "sample:3",
                                                                "-G",
                                                                "2"}));
   MeasureRequest all;
@@ -130,7 +136,9 @@ TEST(MeasureRequest, TextIsReadAsTheCommandLineGivesIt) {
   EXPECT_TRUE(set_from_text(r, "--root", "3"));
   EXPECT_EQ(r.buffers, BufferPolicy::kFixed);
   EXPECT_EQ(r.root, 3);
-  EXPECT_FALSE(set_from_text(r, "--split", "pairs"));  // not a field: the caller's to handle
+  EXPECT_TRUE(set_from_text(r, "--split", "sample:4"));
+  EXPECT_EQ(r.split, "sample:4");
+  EXPECT_FALSE(set_from_text(r, "-G", "2"));  // not a field: the caller's to handle
 }
 
 TEST(MeasureRequest, BadTextNamesTheFlagAndTheAcceptedForm) {
@@ -182,6 +190,8 @@ TEST(MeasureRequest, AVariantReplacesWhatItSetsAndSizesAsAWhole) {
 TEST(MeasureRequest, CollbenchParsesWhatToArgvWrites) {
   MeasureRequest r = full_request();
   r.extra_args.clear();
+  // -z times single operations, which --precision's batches exclude; it is tried alone below.
+  r.blocking.reset();
   std::vector<std::string> words{"collbench"};
   for (auto& w : to_argv(r)) words.push_back(w);
   std::vector<const char*> argv;
@@ -206,6 +216,7 @@ TEST(MeasureRequest, CollbenchParsesWhatToArgvWrites) {
   EXPECT_EQ(o.pairs, *r.pairs);
   EXPECT_EQ(o.buffers, r.buffers);
   EXPECT_EQ(o.window, *r.window);
+  EXPECT_EQ(o.split_text, *r.split);
   EXPECT_EQ(o.request.labels, r.labels) << "a field without an option of collbench's own";
 }
 

@@ -212,11 +212,9 @@ struct Inside {
                                           const fs::path& jsonl, const std::string& split) const {
     auto argv = launcher(s, nodes, hosts);
     argv.push_back(collbench.string());
-    for (auto& a : to_argv(s.request)) argv.push_back(std::move(a));
-    if (!split.empty()) {
-      argv.push_back("--split");
-      argv.push_back(split);
-    }
+    MeasureRequest request = s.request;
+    if (!split.empty()) request.split = split;
+    for (auto& a : to_argv(request)) argv.push_back(std::move(a));
     argv.push_back("--jsonl");
     argv.push_back(jsonl.string());
     return argv;

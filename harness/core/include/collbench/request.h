@@ -81,6 +81,9 @@ struct MeasureRequest {
   std::optional<PairMode> pairs;
   std::optional<BufferPolicy> buffers;
   std::optional<int> window;  ///< messages in flight per bw/bibw iteration
+  /// -z: how operations are timed, as nccl-tests numbers it (0: batches; 1, 2, 3: each
+  /// operation completed, with a barrier between, without, or after each -m group).
+  std::optional<int> blocking;
   /// Of the verification pattern and of --split sample's draw of pairs; collbench takes 0 to
   /// 2^32 - 1.
   std::optional<std::uint64_t> seed;
@@ -92,6 +95,9 @@ struct MeasureRequest {
   /// them: a run measured by hand can name its variant (variant=efa-on) or anything else the
   /// report groups and compares by. Labels collect adds win over these.
   std::optional<std::map<std::string, std::string>> labels;
+  /// --split: groups of ranks measured at the same time (node, rail, pairs, sample:K or
+  /// nccl-tests), as collbench reads it.
+  std::optional<std::string> split;
   /// Further collbench arguments, passed as given after everything above (a campaign's args:).
   std::vector<std::string> extra_args;
 
@@ -125,6 +131,9 @@ struct MeasureRequest {
                                    "Memory of successive operations: rotate or fixed"},
         RequestField<int>{"window", "window", "--window", &R::window, K::kCount,
                           "Messages in flight per bw/bibw iteration"},
+        RequestField<int>{"blocking", "blocking", "-z,--blocking", &R::blocking, K::kCount,
+                          "Time each operation completed: 1 with a barrier between, 2 without, "
+                          "3 after each -m group (0: batches)"},
         RequestField<std::uint64_t>{"seed", "seed", "--seed", &R::seed, K::kCount,
                                     "Seed of the verification pattern and of --split sample "
                                     "(default 1)"},
@@ -140,6 +149,9 @@ struct MeasureRequest {
             "labels", "labels", "--label", &R::labels, K::kLabels,
             "Labels of the run's records, KEY=VALUE, comma-separated (variant=NAME names a "
             "variant in the report)"},
+        RequestField<std::string>{"split", "split", "--split", &R::split, K::kText,
+                                  "Groups of ranks measured at the same time: node, rail, pairs, "
+                                  "sample:K or nccl-tests"},
     };
   }
 
