@@ -193,9 +193,9 @@ TEST(Campaign, EveryRequestFieldIsAKey) {
             (std::vector<std::string>{"all_reduce", "--seed", "7", "--backend", "nccl"}));
   // -z and --split, fields of the request: campaign keys with no edit here.
   const auto split = parse(kMinimal + "blocking: 1\nsplit: pairs\n");
-  EXPECT_EQ(split.collbench_args(split.variants[0]),
-            (std::vector<std::string>{"all_reduce", "-z", "1", "--backend", "nccl", "--split",
-                                      "pairs"}));
+  EXPECT_EQ(
+      split.collbench_args(split.variants[0]),
+      (std::vector<std::string>{"all_reduce", "-z", "1", "--backend", "nccl", "--split", "pairs"}));
   const std::string warm = error_of(kMinimal + "buffers: warm\n");
   EXPECT_NE(warm.find("c.yaml:4:10: 'buffers' is not a value collbench takes: --buffers warm: "
                       "expected one of: rotate, fixed"),

@@ -16,6 +16,7 @@
 #include "collbench/sizes.h"
 #include "collbench/stats.h"
 #include "collbench/warmup.h"
+#include "rows.h"
 
 namespace collbench {
 namespace {
@@ -25,39 +26,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
-
-/// What one rank measured for one (size, placement), sent to rank 0.
-struct RankSample {
-  double batch_s = 0;  ///< per operation
-  double cpu_s = 0;    ///< host time to issue one operation (before it completed)
-  std::int64_t wrong = 0;
-  /// The first mismatch, when wrong > 0.
-  std::uint64_t first_index = 0;
-  double first_expected = 0;
-  double first_got = 0;
-  /// Per timed unit (an operation, or an iteration of -m operations), per operation.
-  std::vector<double> iteration_s;
-  /// --precision: timed iterations, the interval's relative half-width (agreed by every rank;
-  /// negative: no interval), whether it reached the target, and the seconds the batches took.
-  int iterations = 0;
-  double half_width = -1;
-  bool converged = false;
-  double precision_s = 0;
-
-  static constexpr auto fields() {
-    return std::tuple{Field{"batch_s", &RankSample::batch_s},
-                      Field{"cpu_s", &RankSample::cpu_s},
-                      Field{"wrong", &RankSample::wrong},
-                      Field{"first_index", &RankSample::first_index},
-                      Field{"first_expected", &RankSample::first_expected},
-                      Field{"first_got", &RankSample::first_got},
-                      Field{"iteration_s", &RankSample::iteration_s},
-                      Field{"iterations", &RankSample::iterations},
-                      Field{"half_width", &RankSample::half_width},
-                      Field{"converged", &RankSample::converged},
-                      Field{"precision_s", &RankSample::precision_s}};
-  }
-};
 
 std::string describe(const CollectiveSpec& spec, std::uint64_t bytes, DType dtype,
                      std::optional<ReduceOp> op, Placement placement) {
@@ -144,30 +112,17 @@ struct Runner::Impl {
   Backend& backend;
   Reporter& reporter;
   Watchdog* watchdog;
-  const Name run_id;
-  const Name backend_name;
-  const Labels labels;  ///< --label: on every row
   Device& device;
   const int rank;
   const int nranks;
   const bool stream_ordered;
-  std::vector<Name> hosts;
+  RowMaker rows;  ///< rank 0: every rank's samples into result rows
   DeviceBuffer send_buffer, recv_buffer;
   std::unique_ptr<Timer> timer;
   RunTotals totals;
   std::uint32_t measurement = 0;  ///< sequence number: seeds each measurement's data
-  int cycle = 0;                  ///< -N: the repetition of the sweep in progress
   const std::atomic<bool>* stop_request = nullptr;
   bool stopped = false;  ///< every rank has agreed to stop (Ctrl-C, SIGTERM)
-
-  /// Rank 0: the measurements of the test in progress whose warm-up was too short, and the
-  /// longest warm-up one of them needed. Said once per test (warmup_note), not once per size:
-  /// on an oversubscribed machine almost every size would print a line of its own.
-  struct WarmupShortfall {
-    int rows = 0;
-    int needed = 0;
-    std::string where;  ///< the measurement that needed the most
-  } warmup_shortfall;
 
   /// Whether to stop after the size just measured. Collective: a signal may reach some ranks
   /// only, and every rank must leave the sweep at the same point.
@@ -187,13 +142,11 @@ struct Runner::Impl {
         backend(b),
         reporter(r),
         watchdog(w),
-        run_id(id),
-        backend_name(b.info().name),
-        labels(request_labels(options.request)),
         device(b.device()),
         rank(bootstrap.rank()),
         nranks(bootstrap.size()),
-        stream_ordered(b.info().stream_ordered) {}
+        stream_ordered(b.info().stream_ordered),
+        rows(options, r, Name(id), Name(b.info().name), bootstrap.size(), bootstrap.node_count()) {}
 
   void arm(const std::string& what, int ops_per_wait) {
     if (watchdog) watchdog->arm(what, ops_per_wait);
@@ -492,170 +445,6 @@ struct Runner::Impl {
     return sample;
   }
 
-  /// The fields every row of (spec, dtype, op) shares, measured or not.
-  ResultRow row_for(const CollectiveSpec& spec, DType dtype, ReduceOp op) const {
-    ResultRow row;
-    row.run_id = run_id;
-    row.test = Name(spec.name);
-    row.backend = backend_name;
-    row.dtype = dtype;
-    if (spec.reduces) row.op = op;
-    if (spec.rooted) row.root = o.root;
-    row.nranks = nranks;
-    row.nodes = boot.node_count();
-    row.mode = measurement_mode(o);
-    row.iterations = o.iters;
-    row.warmup = o.warmup;
-    if (o.run_cycles != 1) row.cycle = cycle;
-    if (o.agg_iters > 1) row.ops_per_iteration = o.agg_iters;
-    if (o.misalign > 0) row.misalign = o.misalign;
-    row.buffers = o.buffers;
-    row.labels = labels;
-    return row;
-  }
-
-  /// The -a aggregate of per-rank values.
-  double aggregate(const std::vector<double>& values) const {
-    switch (o.aggregate) {
-      case RankAggregate::kRank0:
-        return values.front();
-      case RankAggregate::kMean:
-        return std::accumulate(values.begin(), values.end(), 0.0) /
-               static_cast<double>(values.size());
-      case RankAggregate::kFastest:
-        return *std::min_element(values.begin(), values.end());
-      case RankAggregate::kSlowest:
-        return *std::max_element(values.begin(), values.end());
-    }
-    return values.front();
-  }
-
-  /// Rank 0: a row whose first timed iterations were still getting faster gets a note saying
-  /// how many warm-up iterations the size needed, in the row; the console hears of it once per
-  /// test (warmup_note).
-  void note_warmup(ResultRow& row, const std::string& what, const std::vector<double>& times_us) {
-    const auto trend = check_warmup(times_us);
-    if (!trend) return;
-    // Everything this size ran before the samples settled: the warm-up, in batch mode the
-    // headline pass (which ran first, so was slower still), and the skipped leading samples.
-    const bool batch_first = row.mode == MeasureMode::kBatch;
-    const int needed = o.warmup + (batch_first ? o.iters : 0) + o.per_iter_skip +
-                       static_cast<int>(trend->settled_at);
-    const std::string text = fmt::format(
-        "warm-up too short: still getting faster in the first timed iterations ({:.3g} µs, "
-        "settled at {:.3g} µs after {} of them); this size needed about {} warm-up iterations "
-        "(-w {})",
-        trend->first_median, trend->settled_median, trend->settled_at, needed, needed);
-    if (row.note.empty()) row.note = Name(text);
-    ++warmup_shortfall.rows;
-    if (needed > warmup_shortfall.needed) {
-      warmup_shortfall.needed = needed;
-      warmup_shortfall.where = what;
-    }
-  }
-
-  /// Rank 0, at the end of a test: one console line for every measurement of it whose warm-up
-  /// was too short (each row's note has its own figures).
-  void warmup_note(std::string_view test) {
-    if (warmup_shortfall.rows == 0) return;
-    reporter.note(fmt::format(
-        "{}: warm-up too short in {} measurement{} (still getting faster in the first timed "
-        "iterations; each row's note says by how much); the most needed about {} warm-up "
-        "iterations ({}): -w {}",
-        test, warmup_shortfall.rows, warmup_shortfall.rows == 1 ? "" : "s", warmup_shortfall.needed,
-        warmup_shortfall.where, warmup_shortfall.needed));
-    warmup_shortfall = {};
-  }
-
-  /// Rank 0: one row for the ranks in `group`.
-  ResultRow make_row(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
-                     Placement placement, const std::string& what,
-                     const std::vector<RankSample>& samples, const std::vector<int>& group) {
-    const std::size_t es = size_of(dtype);
-    const double per_transfer =
-        spec.transfers_per_iteration(spec.kind == TestKind::kPointToPoint ? o.window : 1);
-    ResultRow row = row_for(spec, dtype, op);
-    row.bytes = std::max(layout.send_count, layout.recv_count) * es;
-    row.count = layout.param_count;
-    row.placement = placement;
-    row.graph_launches = o.graph_launches;
-    if (spec.uses_window) row.window = o.window;
-
-    std::vector<double> batch_us;
-    for (int r : group) batch_us.push_back(samples[r].batch_s * 1e6 / per_transfer);
-    const auto slowest = std::max_element(batch_us.begin(), batch_us.end());
-    RowTimes& times = row.time_us.emplace();
-    times.slowest = *slowest;
-    times.fastest = *std::min_element(batch_us.begin(), batch_us.end());
-    times.mean = std::accumulate(batch_us.begin(), batch_us.end(), 0.0) /
-                 static_cast<double>(batch_us.size());
-    const int slowest_rank = group[static_cast<std::size_t>(slowest - batch_us.begin())];
-    row.slowest_rank = slowest_rank;
-    row.slowest_host = hosts[static_cast<std::size_t>(slowest_rank)];
-    times.reported = aggregate(batch_us);
-    if (o.precision) {
-      const RankSample& first = samples[group.front()];
-      row.iterations = first.iterations;
-      RowPrecision& precision = row.precision.emplace();
-      precision.target = *o.precision;
-      if (first.half_width >= 0) {
-        precision.half_width = first.half_width;
-        precision.low_us = times.reported * (1 - first.half_width);
-        precision.high_us = times.reported * (1 + first.half_width);
-      }
-      precision.converged = first.converged;
-      precision.seconds = first.precision_s;
-    }
-    std::vector<double> cpu_us;
-    for (int r : group) cpu_us.push_back(samples[r].cpu_s * 1e6 / per_transfer);
-    row.cpu_time_us = aggregate(cpu_us);
-    // Per iteration, the group's slowest rank: the operation is done when the last rank is.
-    const std::size_t n = samples[group.front()].iteration_s.size();
-    std::vector<std::vector<double>> per_rank;
-    std::vector<double> per_iteration(n, 0.0);
-    for (int r : group) {
-      std::vector<double>& mine = per_rank.emplace_back();
-      for (std::size_t i = 0; i < n && i < samples[r].iteration_s.size(); ++i) {
-        mine.push_back(samples[r].iteration_s[i] * 1e6 / per_transfer);
-        per_iteration[i] = std::max(per_iteration[i], mine.back());
-      }
-    }
-    times.per_iteration = summarize(per_iteration);
-    if (o.per_iter_skip > 0) times.skipped_iterations = o.per_iter_skip;
-    note_warmup(row, what, per_iteration);
-    row.timestamp =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    reporter.iterations(row, per_rank);
-
-    const double seconds = times.reported * 1e-6;
-    const double bytes = static_cast<double>(spec.alg_bytes(layout, es, nranks));
-    const double algbw = seconds > 0 ? bytes / seconds / 1e9 : 0;
-    row.algbw_gbps = algbw;
-    row.busbw_gbps = algbw * spec.bus_factor(nranks);
-
-    if (o.check > 0) {
-      std::int64_t wrong = 0;
-      for (int r : group) wrong += samples[r].wrong;
-      row.wrong = wrong;
-      if (wrong > 0) {
-        row.status = RowStatus::kWrong;
-        for (int r : group) {
-          const RankSample& f = samples[r];
-          if (f.wrong == 0) continue;
-          const std::string text = fmt::format(
-              "first mismatch in {}: rank {} ({}) element {}: expected {:g}, got {:g} ({} wrong "
-              "on that rank)",
-              what, r, hosts[static_cast<std::size_t>(r)], f.first_index, f.first_expected,
-              f.first_got, f.wrong);
-          reporter.note(text);
-          if (totals.first_mismatch.empty()) totals.first_mismatch = text;
-          break;
-        }
-      }
-    }
-    return row;
-  }
-
   void report_size(const CollectiveSpec& spec, const Layout& layout, DType dtype, ReduceOp op,
                    Placement placement, const std::string& what, const RankSample& mine) {
     arm(what + ": collecting results", 1);
@@ -677,7 +466,7 @@ struct Runner::Impl {
     const auto algorithm = backend.ran_with(
         spec.name, std::max(layout.send_count, layout.recv_count) * size_of(dtype));
     for (const auto& group : groups) {
-      ResultRow row = make_row(spec, layout, dtype, op, placement, what, samples, group);
+      ResultRow row = rows.measured(spec, layout, dtype, op, placement, what, samples, group);
       if (spec.kind == TestKind::kPointToPoint) row.pair = Pair{group[0], group[1]};
       row.algorithm = algorithm;
       totals.rows++;
@@ -690,7 +479,7 @@ struct Runner::Impl {
   void report_unsupported(const CollectiveSpec& spec, DType dtype, ReduceOp op,
                           const std::string& why) {
     if (rank != 0) return;
-    ResultRow row = row_for(spec, dtype, op);
+    ResultRow row = rows.common(spec, dtype, op);
     row.status = RowStatus::kUnsupported;
     row.note = Name(why);
     totals.unsupported++;
@@ -790,7 +579,7 @@ void Runner::report_memory(Impl& impl, const BufferNeeds& needs) {
 
 RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
   Impl impl(options_, bootstrap_, backend_, reporter_, watchdog_, run_id_);
-  for (const auto& host : gather_hostnames(bootstrap_)) impl.hosts.emplace_back(host);
+  for (const auto& host : gather_hostnames(bootstrap_)) impl.rows.hosts.emplace_back(host);
   const BufferNeeds needs = buffer_needs(options_, tests, impl.nranks);
   impl.send_buffer = DeviceBuffer(impl.device, needs.send_bytes);
   impl.recv_buffer = DeviceBuffer(impl.device, needs.recv_bytes);
@@ -808,7 +597,7 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
                                    options_.step_bytes);
   impl.stop_request = stop_request_;
   for (int cycle = 0; options_.run_cycles == 0 || cycle < options_.run_cycles; ++cycle) {
-    impl.cycle = cycle;
+    impl.rows.cycle = cycle;
     for (const auto* spec : tests) {
       if (impl.rank == 0) {
         Section section{std::string(spec->name),
@@ -821,7 +610,7 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
         reporter_.section(section);
       }
       run_test(impl, *spec, sizes);
-      if (impl.rank == 0) impl.warmup_note(spec->name);
+      if (impl.rank == 0) impl.rows.warmup_note(spec->name);
       if (impl.stopped) break;
     }
     if (impl.stopped) break;
@@ -835,6 +624,7 @@ RunTotals Runner::run(const std::vector<const CollectiveSpec*>& tests) {
 
   // Rank 0 counted; every rank needs the totals to choose its exit code.
   RunTotals totals = impl.totals;
+  totals.first_mismatch = impl.rows.first_mismatch();
   impl.arm("end of run: agreeing on the result", 1);
   totals.wrong = static_cast<std::int64_t>(
       bootstrap_.allreduce(static_cast<double>(totals.wrong), ScalarOp::kMax));
