@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -102,18 +104,35 @@ ExitCode verdict(const Options& options, const RunTotals& totals, int rank) {
   return ExitCode::kOk;
 }
 
-ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
+/// collbench's command line, parsed once per process, before its ranks start (-t and -g say how
+/// many), and read by each of them.
+struct CommandLine {
   ParseResult parsed;
-  std::string usage_error;
+  std::string usage_error;     ///< reported once the ranks agree on it
+  std::exception_ptr failure;  ///< any other error of parsing, thrown by each rank
+};
+
+CommandLine read_command_line(int argc, char** argv) {
+  CommandLine line;
   try {
-    parsed = parse_command_line(argc, argv, all_specs(), backend_catalog());
+    line.parsed = parse_command_line(argc, argv, all_specs(), backend_catalog());
   } catch (const Error& e) {
-    if (e.code() != ExitCode::kUsage) throw;
-    usage_error = e.what();
+    if (e.code() == ExitCode::kUsage)
+      line.usage_error = e.what();
+    else
+      line.failure = std::current_exception();
+  } catch (...) {
+    line.failure = std::current_exception();
   }
+  return line;
+}
+
+ExitCode run(Bootstrap& bootstrap, const CommandLine& line) {
+  if (line.failure) std::rethrow_exception(line.failure);
+  const ParseResult& parsed = line.parsed;
   // Before anything else crosses the bootstrap: ranks given different options would measure
   // different things, and hang or report wrong data.
-  agree_on_command_line(bootstrap, parsed, usage_error);
+  agree_on_command_line(bootstrap, parsed, line.usage_error);
   if (!parsed.exit_text.empty()) {
     if (bootstrap.rank() == 0 &&
         (std::fputs(parsed.exit_text.c_str(), stdout) == EOF || std::fflush(stdout) != 0)) {
@@ -199,13 +218,9 @@ ExitCode run(Bootstrap& bootstrap, int argc, char** argv) {
 /// One rank from start to end, with its errors reported as one line. A runtime error ends the
 /// whole job (the other ranks may be waiting for this one); a usage error is found identically
 /// on every rank, so rank 0 reports it and every rank returns.
-int rank_main(Bootstrap& bootstrap, int argc, char** argv) {
+int rank_main(Bootstrap& bootstrap, const std::function<ExitCode()>& body) {
   try {
-    // `collbench doctor ...`: the set-up checks instead of a measurement, on the same launch.
-    if (argc > 1 && std::strcmp(argv[1], "doctor") == 0) {
-      return exit_status(doctor::run_doctor(bootstrap, argc - 1, argv + 1));
-    }
-    return exit_status(run(bootstrap, argc, argv));
+    return exit_status(body());
   } catch (const Error& e) {
     if (e.code() == ExitCode::kUsage) {
       if (bootstrap.rank() == 0) std::fprintf(stderr, "collbench: %s\n", e.what());
@@ -235,13 +250,11 @@ int rank_main(Bootstrap& bootstrap, int argc, char** argv) {
 
 /// The ranks this process runs: -t x -g for a backend that takes several per process, else 1
 /// (the run then refuses the options with one line, as it reports any bad command line).
-int ranks_per_process(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "doctor") == 0) return 1;
+int ranks_per_process(const CommandLine& line) {
+  if (line.failure || !line.usage_error.empty() || !line.parsed.exit_text.empty()) return 1;
   try {
-    const ParseResult parsed = parse_command_line(argc, argv, all_specs(), backend_catalog());
-    if (!parsed.exit_text.empty()) return 1;
-    const int k = parsed.options.ranks_per_process();
-    return k > 1 && chosen_backend(parsed.options).thread_ranks ? k : 1;
+    const int k = line.parsed.options.ranks_per_process();
+    return k > 1 && chosen_backend(line.parsed.options).thread_ranks ? k : 1;
   } catch (const Error&) {
     return 1;
   }
@@ -250,12 +263,17 @@ int ranks_per_process(int argc, char** argv) {
 /// This process's ranks: one, or with -t/-g each on a thread of its own, the most severe status
 /// being the process's.
 int run_process(Bootstrap& bootstrap, int argc, char** argv) {
-  const int per_process = ranks_per_process(argc, argv);
-  if (per_process == 1) return rank_main(bootstrap, argc, argv);
+  // `collbench doctor ...`: the set-up checks instead of a measurement, on the same launch.
+  if (argc > 1 && std::strcmp(argv[1], "doctor") == 0) {
+    return rank_main(bootstrap, [&] { return doctor::run_doctor(bootstrap, argc - 1, argv + 1); });
+  }
+  const CommandLine line = read_command_line(argc, argv);
+  const int per_process = ranks_per_process(line);
+  if (per_process == 1) return rank_main(bootstrap, [&] { return run(bootstrap, line); });
   ThreadRanks ranks(bootstrap, per_process);
   const std::vector<int> statuses = ranks.run([&](int index) {
     const std::unique_ptr<Bootstrap> mine = ranks.bootstrap(index);
-    return rank_main(*mine, argc, argv);
+    return rank_main(*mine, [&] { return run(*mine, line); });
   });
   return *std::max_element(statuses.begin(), statuses.end());
 }
