@@ -1,7 +1,9 @@
 // NCCL's RAS service: the client against a local server that replays recorded sessions
 // (tests/gpu/fixtures/ras_session_*.txt), against no server, a silent one and a confused one; the
-// report parser (JSON and text) and the line that names the lagging ranks.
+// report parser (JSON and text), the line that names the lagging ranks, and the diagnosis that
+// asks once or twice.
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -12,12 +14,14 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "nccl_ras_client.h"
+#include "nccl_ras_diagnosis.h"
 #include "nccl_ras_report.h"
 
 namespace collbench::nccl {
@@ -56,12 +60,15 @@ std::string report_of(const std::string& transcript) {
 }
 
 /// Plays NCCL's side of a session on 127.0.0.1: answers each line the client sends with the
-/// transcript's next reply, then closes, as NCCL does after its report. `silent` accepts and
-/// never answers. Every wait is bounded, so a test cannot hang on it.
+/// transcript's next reply, then closes, as NCCL does after its report; with several sessions,
+/// one after the other, one per connection. `silent` accepts and never answers. Every wait is
+/// bounded, so a test cannot hang on it.
 class FakeRas {
  public:
   explicit FakeRas(std::vector<Step> steps, bool silent = false)
-      : steps_(std::move(steps)), silent_(silent) {
+      : FakeRas(std::vector<std::vector<Step>>{std::move(steps)}, silent) {}
+  explicit FakeRas(std::vector<std::vector<Step>> sessions, bool silent = false)
+      : sessions_(std::move(sessions)), silent_(silent) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -97,10 +104,14 @@ class FakeRas {
   }
 
   void serve() {
+    for (const auto& steps : sessions_) serve(steps);
+  }
+
+  void serve(const std::vector<Step>& steps) {
     if (!readable(listen_fd_)) return;
     const int fd = accept(listen_fd_, nullptr, nullptr);
     std::string pending;
-    for (const Step& step : steps_) {
+    for (const Step& step : steps) {
       std::size_t nl;
       while ((nl = pending.find('\n')) == std::string::npos) {
         char chunk[512];
@@ -119,7 +130,7 @@ class FakeRas {
     close(fd);
   }
 
-  std::vector<Step> steps_;
+  std::vector<std::vector<Step>> sessions_;
   bool silent_;
   int listen_fd_ = -1;
   int port_ = 0;
@@ -426,6 +437,55 @@ TEST(RasLagging, ASilentRankLeadsARankBehindAmongThoseThatAnswered) {
       "answer (process exited, stopped, or unreachable); of the ranks that answered, rank 3 (pid "
       "51871 on 10.0.0.12, GPU 1) behind in AllReduce (communicator 5e2f3a4b1c0d9e87): launched "
       "up to operation 41 while 3 ranks reached operation 42; no progress between two reports");
+}
+
+// --- the diagnosis: asked once or twice, or not at all --------------------------------------
+
+/// An environment of the given variables only.
+EnvReader environment(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+/// A JSON session whose report is `report_fixture`.
+std::vector<Step> session_reporting(const std::string& report_fixture) {
+  std::vector<Step> steps = parse_transcript(read_fixture("ras_session_json.txt"));
+  steps.back().reply = read_fixture(report_fixture);
+  return steps;
+}
+
+TEST(RasDiagnosis, ARankThatDidNotAnswerIsNamedFromOneReport) {
+  // The server answers one session: a second query would find no one and say so instead.
+  FakeRas server(session_reporting("ras_report_json_missing.json"));
+  const auto line = ras_diagnosis(
+      22807, environment({{"NCCL_RAS_ADDR", fmt::format("127.0.0.1:{}", server.port())}}), 0);
+  EXPECT_EQ(line,
+            "NCCL RAS: rank 2 (pid 51870 on 10.0.0.12, GPU 0) of communicator 5e2f3a4b1c0d9e87 "
+            "did not answer (process exited, stopped, or unreachable)");
+}
+
+TEST(RasDiagnosis, ARankBehindIsNamedFromTwoReports) {
+  // Rank 3 at operation 41 in both: stuck, not slow.
+  FakeRas server(
+      std::vector<std::vector<Step>>{parse_transcript(read_fixture("ras_session_json.txt")),
+                                     session_reporting("ras_report_json_later.json")});
+  const auto line = ras_diagnosis(
+      22807, environment({{"NCCL_RAS_ADDR", fmt::format("127.0.0.1:{}", server.port())}}), 0);
+  EXPECT_EQ(line,
+            "NCCL RAS: rank 3 (pid 51871 on 10.0.0.12, GPU 1) behind in AllReduce (communicator "
+            "5e2f3a4b1c0d9e87): launched up to operation 41 while 3 ranks reached operation 42; "
+            "no progress between two reports");
+}
+
+TEST(RasDiagnosis, NoRasNoLineAndRasOffSaysSo) {
+  EXPECT_FALSE(ras_diagnosis(22304, environment({})).has_value()) << "NCCL 2.23 has no RAS";
+  EXPECT_EQ(ras_diagnosis(22807, environment({{"NCCL_RAS_ENABLE", "0"}})),
+            "NCCL RAS: off (NCCL_RAS_ENABLE=0), so NCCL cannot say which rank is behind");
+  EXPECT_FALSE(
+      ras_diagnosis(22807, environment({{"NCCL_RAS_ADDR", "not an address:x"}})).has_value());
 }
 
 }  // namespace

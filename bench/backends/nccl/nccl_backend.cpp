@@ -26,8 +26,7 @@
 #include "nccl_debug_capture.h"
 #include "nccl_log.h"
 #include "nccl_profiler.h"
-#include "nccl_ras_client.h"
-#include "nccl_ras_report.h"
+#include "nccl_ras_diagnosis.h"
 #include "nccl_registration.h"
 #include "nccl_rules.h"
 #include "nccl_types.h"
@@ -38,7 +37,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// NCCL_VERSION(X, Y, Z) of NCCL 2.9 and later: the versions whose behaviour collbench checks.
-constexpr int kNccl2_24 = 22400;  ///< the RAS service
 constexpr int kNccl2_28 = 22800;  ///< ncclConfig_t::CTAPolicy
 constexpr int kNccl2_30 = 23000;  ///< NCCL_MULTI_RANK_GPU_ENABLE
 
@@ -311,42 +309,9 @@ class NcclBackend final : public Backend {
     return std::nullopt;
   }
 
-  /// Asks NCCL's RAS service (2.24+) twice, a second apart, which ranks are behind in which
-  /// collective, and names them with host and PID; once, when the first report already names a
-  /// rank that did not answer and none behind. Bounded: each query gives up after 4 s.
+  /// What NCCL's RAS service says about who is behind (nccl_ras_diagnosis.h).
   std::optional<std::string> diagnose_hang() noexcept override {
-    try {
-      if (nccl_version_ < kNccl2_24) return std::nullopt;
-      if (const auto enabled = env("NCCL_RAS_ENABLE"); enabled && *enabled == "0") {
-        return "NCCL RAS: off (NCCL_RAS_ENABLE=0), so NCCL cannot say which rank is behind";
-      }
-      nccl::RasQueryOptions query;
-      query.deadline_s = 4;
-      query.collective_timeout_s = 2;
-      if (const auto address = env("NCCL_RAS_ADDR")) {
-        const auto parsed = nccl::parse_ras_address(*address);
-        if (!parsed) return std::nullopt;
-        query.address = *parsed;
-      }
-      std::optional<nccl::RasReport> snapshots[2];
-      for (auto& snapshot : snapshots) {
-        if (&snapshot != &snapshots[0]) std::this_thread::sleep_for(std::chrono::seconds(1));
-        const nccl::RasExchange exchange = nccl::query_ras(query);
-        // The client's errors and lagging_ranks' line name NCCL RAS themselves.
-        if (!exchange.ok()) return exchange.error;
-        std::string error;
-        snapshot = nccl::parse_ras_report(exchange.report, &error);
-        if (!snapshot) return fmt::format("NCCL RAS: its report could not be read: {}", error);
-        // A stopped or dead rank: waiting a second for a second report changes nothing, and
-        // delays the end of every rank by as much.
-        if (nccl::settled_by_one_report(*snapshot)) {
-          return nccl::lagging_ranks(*snapshot, *snapshot);
-        }
-      }
-      return nccl::lagging_ranks(*snapshots[0], *snapshots[1]);
-    } catch (...) {
-      return std::nullopt;
-    }
+    return nccl::ras_diagnosis(nccl_version_, [](const char* name) { return env(name); });
   }
 
   void abort() noexcept override {
