@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nccl.h>
 
 #include <atomic>
@@ -13,18 +12,17 @@
 #include <exception>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "backends/catalog.h"
 #include "collbench/cuda_check.h"
 #include "collbench/cuda_device.h"
-#include "collbench/doctor/system_facts.h"
 #include "collbench/error.h"
 #include "collbench/types.h"
 #include "nccl_debug_capture.h"
 #include "nccl_log.h"
+#include "nccl_process.h"
 #include "nccl_profiler.h"
 #include "nccl_ras_diagnosis.h"
 #include "nccl_registration.h"
@@ -138,11 +136,14 @@ class NcclBackend final : public Backend {
         bootstrap_(bootstrap),
         api_(OptionalApi::load()) {
     ncclGetVersion(&nccl_version_);  // does not log: safe before the capture is set up
-    algorithms_ = choose_algorithms(args.integer(backend_option::kRecordAlgorithms) != 0);
+    algorithms_ = nccl::choose_algorithms(args.integer(backend_option::kRecordAlgorithms) != 0,
+                                          nccl_version_);
     check_stream_and_policy();
     select_device();
     check_registration_support();
-    set_up_process_environment();
+    process_.emplace(bootstrap_, process_index(), options_.ranks_per_process() > 1,
+                     algorithms_.source);
+    capture_ = process_->capture();
     try {
       nranks_ = bootstrap_.size();
       rank_ = bootstrap_.rank();
@@ -150,7 +151,7 @@ class NcclBackend final : public Backend {
       init_measurement_communicator();
       if (nranks_ > 1) establish_connections(comm_, "the measurement communicator");
       capture_->poll();
-      restore_process_environment();
+      process_->restore();
       describe_and_check_network();
       // The set-up calls are no row's.
       (void)capture_->take_tuning();
@@ -459,95 +460,8 @@ class NcclBackend final : public Backend {
     return unique;
   }
 
-  /// Where the rows' algorithms come from (nccl_profiler.h): the profiler, unless the user's
-  /// own profiler or logging claims that place.
-  nccl::AlgorithmSourceChoice choose_algorithms(bool asked) const {
-    nccl::AlgorithmSourceInputs in;
-    in.asked = asked;
-    in.user_logs_tuning = nccl::logs_tuning(nccl::DebugSettings::from_environment());
-    in.nccl_version = nccl_version_;
-    in.user_profiler = env("NCCL_PROFILER_PLUGIN");
-    if (asked && !in.user_profiler) {
-      const doctor::NcclConf conf = doctor::read_nccl_conf(doctor::this_process_paths());
-      if (const auto it = conf.values.find("NCCL_PROFILER_PLUGIN"); it != conf.values.end()) {
-        in.user_profiler = it->second;
-        in.user_profiler_origin = fmt::format("{}", fmt::join(conf.files, " or "));
-      }
-    }
-    if (asked && !in.user_profiler) in.default_profiler = nccl::default_profiler_library();
-    return nccl::choose_algorithm_source(in);
-  }
-
-  /// The run context's account of where the rows' algorithms come from; nullopt when they are
-  /// not recorded.
-  std::optional<std::string> algorithms_fact() const {
-    switch (algorithms_.source) {
-      case nccl::AlgorithmSource::kProfiler:
-        // NCCL gives up on a profiler quietly (an old interface, a symbol it cannot find).
-        if (nccl::ProfilerRecorder::instance().communicators() == 0) {
-          return "not recorded: NCCL did not load collbench's profiler plugin "
-                 "(NCCL_PROFILER_PLUGIN=STATIC_PLUGIN)";
-        }
-        return "NCCL's profiler interface (collbench's plugin, NCCL_PROFILER_PLUGIN=STATIC_PLUGIN "
-               "while the communicators started)";
-      case nccl::AlgorithmSource::kTuningLog:
-        return algorithms_.why.empty()
-                   ? std::string("NCCL's TUNING log")
-                   : fmt::format("NCCL's TUNING log, not the profiler: {}", algorithms_.why);
-      case nccl::AlgorithmSource::kNone:
-        break;
-    }
-    return std::nullopt;
-  }
-
   /// This rank's place among the ranks of its process (-t, -g); 0 when it is the only one.
   int process_index() const { return bootstrap_.local_rank() % options_.ranks_per_process(); }
-
-  /// NCCL reads its logging and profiler settings once per process, when its first communicator
-  /// starts, so the ranks of a process (-t, -g) share them: the process's first rank captures
-  /// NCCL's log (nccl_debug_capture.h) and, for --algorithms from the profiler, sets
-  /// NCCL_PROFILER_PLUGIN=STATIC_PLUGIN; the others use the same capture. Barriers keep every
-  /// rank of the process out of getenv while the environment changes, and out of NCCL until
-  /// it is set.
-  void set_up_process_environment() {
-    const bool shared = options_.ranks_per_process() > 1;
-    static std::mutex mutex;
-    static std::weak_ptr<nccl::DebugCapture> process_capture;
-    if (shared) bootstrap_.barrier();
-    if (process_index() == 0) {
-      const std::lock_guard lock(mutex);
-      // NCCL opens its log file once per process: a backend that starts while another still
-      // holds the capture (a --split group's, beside the whole job's) shares it.
-      capture_ = process_capture.lock();
-      if (!capture_) {
-        capture_ = std::make_shared<nccl::DebugCapture>(
-            bootstrap_.hostname(), stdout, algorithms_.source == nccl::AlgorithmSource::kTuningLog);
-        process_capture = capture_;
-      }
-      if (algorithms_.source == nccl::AlgorithmSource::kProfiler) {
-        nccl::ProfilerRecorder::instance().set_recording(true);
-        profiler_before_ = env("NCCL_PROFILER_PLUGIN");
-        setenv("NCCL_PROFILER_PLUGIN", "STATIC_PLUGIN", 1);
-      }
-    }
-    if (shared) bootstrap_.barrier();
-    const std::lock_guard lock(mutex);
-    if (!capture_) capture_ = process_capture.lock();
-  }
-
-  /// The user's environment again (the run context records the launch environment), once
-  /// every communicator of the process is up: NCCL has read what it needed.
-  void restore_process_environment() {
-    const bool shared = options_.ranks_per_process() > 1;
-    if (shared) bootstrap_.barrier();
-    if (process_index() == 0) {
-      capture_->restore_environment();
-      if (algorithms_.source == nccl::AlgorithmSource::kProfiler) {
-        nccl::set_env("NCCL_PROFILER_PLUGIN", profiler_before_);
-      }
-    }
-    if (shared) bootstrap_.barrier();
-  }
 
   /// Phase 1: a non-blocking communicator, initialised and connected under the --timeout
   /// deadline and aborted (ncclCommAbort) when it is missed or fails, proves that every rank is up
@@ -682,7 +596,9 @@ class NcclBackend final : public Backend {
     // quietly where symmetric windows are unsupported (several nodes, no P2P).
     info_.facts["registration"] = nccl::registration_outcome(register_mode_, facts).sentence;
     if (stream_null_) info_.facts["stream"] = "the legacy default (null) stream (-y 1)";
-    if (auto algorithms = algorithms_fact()) info_.facts["algorithms"] = *algorithms;
+    if (auto algorithms = nccl::algorithms_fact(algorithms_)) {
+      info_.facts["algorithms"] = *algorithms;
+    }
     // NCCL counts nodes by host hash: NCCL_HOSTID makes several nodes of one machine.
     if (facts.nnodes > 0) info_.nodes = facts.nnodes;
     info_.settings = capture_->settings().settings();
@@ -809,10 +725,10 @@ class NcclBackend final : public Backend {
   int nranks_ = 1;
   std::string device_reason_;
   std::unique_ptr<CudaDevice> device_;  // outlives the communicator (declared first)
+  /// NCCL's log and profiler settings, shared by the ranks of the process (nccl_process.h).
+  std::optional<nccl::ProcessSettings> process_;
   /// Shared by the ranks of the process; forwards NCCL's last lines when the last one goes.
   std::shared_ptr<nccl::DebugCapture> capture_;
-  /// The user's NCCL_PROFILER_PLUGIN (STATIC_PLUGIN, or unset) while collbench's is set.
-  std::optional<std::string> profiler_before_;
   ncclComm_t init_comm_ = nullptr;  // phase 1 only (non-blocking)
   ncclComm_t comm_ = nullptr;       // the measured, blocking communicator
   void* probe_buffer_ = nullptr;
