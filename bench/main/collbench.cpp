@@ -161,19 +161,18 @@ ExitCode run(Bootstrap& bootstrap, const CommandLine& line) {
   // stops the library from waiting, then ends every rank with exit code 3.
   std::unique_ptr<Backend> backend;
   std::atomic<Backend*> started{nullptr};
-  Watchdog watchdog(bootstrap, options.timeout_s, [&](const std::string& report) {
-    std::string message = report;
-    if (Backend* b = started.load()) {
+  Watchdog watchdog(
+      bootstrap, options.timeout_s,
+      [&](const std::string& report) {
+        if (Backend* b = started.load()) b->abort();
+        bootstrap.abort(exit_status(ExitCode::kRuntime), report);
+      },
       // What the library knows of the hang (NCCL: the rank behind, from its RAS service), asked
-      // before abort() tears the library down.
-      if (const auto diagnosis = b->diagnose_hang()) {
-        std::fprintf(stderr, "collbench: rank %d: %s\n", bootstrap.rank(), diagnosis->c_str());
-        message += "; " + *diagnosis;
-      }
-      b->abort();
-    }
-    bootstrap.abort(exit_status(ExitCode::kRuntime), message);
-  });
+      // before any rank's abort() tears its part of the library down.
+      [&]() -> std::optional<std::string> {
+        Backend* b = started.load();
+        return b ? b->diagnose_hang() : std::nullopt;
+      });
   watchdog.arm(fmt::format("start-up of the {} backend", chosen.name), 1);
   backend = make_backend(chosen, options, args, bootstrap);
   started = backend.get();

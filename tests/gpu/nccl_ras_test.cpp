@@ -450,6 +450,9 @@ EnvReader environment(std::map<std::string, std::string> vars) {
   };
 }
 
+/// The process of rank 0 in the recorded reports: the one asking.
+constexpr int kRankZeroPid = 41234;
+
 /// A JSON session whose report is `report_fixture`.
 std::vector<Step> session_reporting(const std::string& report_fixture) {
   std::vector<Step> steps = parse_transcript(read_fixture("ras_session_json.txt"));
@@ -461,7 +464,8 @@ TEST(RasDiagnosis, ARankThatDidNotAnswerIsNamedFromOneReport) {
   // The server answers one session: a second query would find no one and say so instead.
   FakeRas server(session_reporting("ras_report_json_missing.json"));
   const auto line = ras_diagnosis(
-      22807, environment({{"NCCL_RAS_ADDR", fmt::format("127.0.0.1:{}", server.port())}}), 0);
+      22807, environment({{"NCCL_RAS_ADDR", fmt::format("127.0.0.1:{}", server.port())}}), 0,
+      kRankZeroPid);
   EXPECT_EQ(line,
             "NCCL RAS: rank 2 (pid 51870 on 10.0.0.12, GPU 0) of communicator 5e2f3a4b1c0d9e87 "
             "did not answer (process exited, stopped, or unreachable)");
@@ -473,11 +477,34 @@ TEST(RasDiagnosis, ARankBehindIsNamedFromTwoReports) {
       std::vector<std::vector<Step>>{parse_transcript(read_fixture("ras_session_json.txt")),
                                      session_reporting("ras_report_json_later.json")});
   const auto line = ras_diagnosis(
-      22807, environment({{"NCCL_RAS_ADDR", fmt::format("127.0.0.1:{}", server.port())}}), 0);
+      22807, environment({{"NCCL_RAS_ADDR", fmt::format("127.0.0.1:{}", server.port())}}), 0,
+      kRankZeroPid);
   EXPECT_EQ(line,
             "NCCL RAS: rank 3 (pid 51871 on 10.0.0.12, GPU 1) behind in AllReduce (communicator "
             "5e2f3a4b1c0d9e87): launched up to operation 41 while 3 ranks reached operation 42; "
             "no progress between two reports");
+}
+
+TEST(RasDiagnosis, AnotherJobsReportIsNoHint) {
+  // The port belongs to the host's first NCCL process, here another job's: none of its
+  // communicators is this process's, and its ranks behind are not named as this job's.
+  FakeRas server(parse_transcript(read_fixture("ras_session_json.txt")));
+  const auto line = ras_diagnosis(
+      22807, environment({{"NCCL_RAS_ADDR", fmt::format("127.0.0.1:{}", server.port())}}), 0, 7);
+  EXPECT_EQ(line, fmt::format("NCCL RAS: the service at 127.0.0.1:{} reports no communicator of "
+                              "this process (pid 7): another job's NCCL holds the port on this "
+                              "host; NCCL_RAS_ADDR gives each job its own",
+                              server.port()));
+  RasReport two = report(read_fixture("ras_report_json_later.json"));
+  two.communicators.push_back(two.communicators[0]);
+  for (auto& group : two.communicators[1].mismatches[0].groups) {
+    for (auto& rank : group.ranks) rank.pid += 1000;
+  }
+  for (auto& rank : two.communicators[1].answered) rank.pid += 1000;
+  two.communicator_count = 2;
+  EXPECT_EQ(keep_communicators_of(two, kRankZeroPid), 1);
+  EXPECT_EQ(two.communicators.size(), 1u);
+  EXPECT_EQ(two.communicator_count, 1);
 }
 
 TEST(RasDiagnosis, NoRasNoLineAndRasOffSaysSo) {

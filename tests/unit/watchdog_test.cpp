@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "thread_world.h"
@@ -106,6 +108,47 @@ TEST(Watchdog, ARankEndsOnceItsPeersHaveReportedAndWaitsForOneThatHasNot) {
   ASSERT_GT(both_hung, 0);
   EXPECT_LT(both_hung, peer_never_reports - 0.5)
       << "with both ranks hung, rank 0 ended " << both_hung << " s after arming";
+}
+
+// The library's account of the hang (NCCL's RAS) is asked before a rank says it has reported,
+// so no rank ends, and leaves that account, while a peer is still asking it: a rank that ended
+// first read as gone ("did not answer") in its peer's second RAS report.
+TEST(Watchdog, NoRankEndsWhileAPeerIsStillAskingTheLibrary) {
+  using Clock = std::chrono::steady_clock;
+  testing::ThreadWorld world(2);
+  Reports reports;
+  std::mutex mutex;
+  std::map<int, Clock::time_point> asked_until, ended_at;
+  world.run([&](int rank) {
+    auto bootstrap = world.make_bootstrap(rank);
+    Watchdog watchdog(
+        *bootstrap, 0.3,
+        [&, rank](const std::string& report) {
+          reports.add(rank, report);
+          std::lock_guard lock(mutex);
+          ended_at[rank] = Clock::now();
+        },
+        [&, rank]() -> std::optional<std::string> {
+          // Rank 1 takes longer, as a second RAS report a moment later does.
+          std::this_thread::sleep_for(rank == 1 ? 500ms : 20ms);
+          std::lock_guard lock(mutex);
+          asked_until[rank] = Clock::now();
+          return "the library says rank " + std::to_string(rank) + " asked";
+        });
+    bootstrap->barrier();
+    watchdog.arm("all_reduce 8 B: timed iterations", 1);
+    std::this_thread::sleep_for(3000ms);
+    watchdog.disarm();
+  });
+  ASSERT_EQ(ended_at.size(), 2u);
+  ASSERT_EQ(asked_until.size(), 2u);
+  EXPECT_GE(ended_at[0], asked_until[1]) << "rank 0 ended while rank 1 was still asking";
+  for (int rank : {0, 1}) {
+    EXPECT_NE(
+        reports.by_rank[rank].find("; the library says rank " + std::to_string(rank) + " asked"),
+        std::string::npos)
+        << reports.by_rank[rank];
+  }
 }
 
 TEST(Watchdog, ProgressKeepsItQuietAndDisabledNeverFires) {

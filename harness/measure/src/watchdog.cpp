@@ -178,6 +178,7 @@ struct Watchdog::State {
 
   double timeout_s = 0;
   FireHandler on_fire;
+  Diagnosis diagnose;
   int rank = 0;
   std::string host;
   std::vector<Endpoint> peers;  // every rank, including this one
@@ -200,11 +201,12 @@ struct Watchdog::State {
   std::atomic<bool> stop_answering{false};
 };
 
-Watchdog::Watchdog(Bootstrap& bootstrap, double timeout_s, FireHandler on_fire)
+Watchdog::Watchdog(Bootstrap& bootstrap, double timeout_s, FireHandler on_fire, Diagnosis diagnose)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.timeout_s = timeout_s;
   s.on_fire = std::move(on_fire);
+  s.diagnose = std::move(diagnose);
   s.rank = bootstrap.rank();
   s.host = bootstrap.hostname();
 
@@ -433,6 +435,26 @@ void Watchdog::run() {
     const Hang hang = collect_hang();
     std::fputs(hang.report.c_str(), stderr);
     std::fflush(stderr);
+    std::string report = hang.report;
+    if (s.diagnose) {
+      // Peers still collecting their own reports are answered meanwhile (not reported yet).
+      std::atomic<bool> diagnosed{false};
+      std::thread answering([&s, &diagnosed] {
+        while (!diagnosed) s.answer_for(50);
+      });
+      std::optional<std::string> line;
+      try {
+        line = s.diagnose();
+      } catch (...) {
+      }
+      diagnosed = true;
+      answering.join();
+      if (line) {
+        std::fprintf(stderr, "collbench: rank %d: %s\n", s.rank, line->c_str());
+        std::fflush(stderr);
+        report += "; " + *line;
+      }
+    }
     {
       std::lock_guard lock(s.mutex);
       s.reported = true;
@@ -457,7 +479,7 @@ void Watchdog::run() {
     s.answering = std::thread([&s] {
       while (!s.stop_answering) s.answer_for(50);
     });
-    s.on_fire(hang.report);
+    s.on_fire(report);
     return;
   }
 }

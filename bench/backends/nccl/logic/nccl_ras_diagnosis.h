@@ -18,7 +18,15 @@ using EnvReader = std::function<std::optional<std::string>(const char* name)>;
 /// the job whatever the others do next). Bounded: each query gives up after 4 s. A line saying
 /// why NCCL cannot tell when RAS is off or does not answer; nullopt for an NCCL without RAS or
 /// an NCCL_RAS_ADDR that is not an address. Never throws.
-std::optional<std::string> ras_diagnosis(int nccl_version, const EnvReader& env,
-                                         double pause_s = 1) noexcept;
+/// Only communicators of process `pid` (this one) count: the port belongs to the first NCCL
+/// process of the host that took it, which on a host shared by two jobs may be the other job's,
+/// whose collectives are no hint to this one's hang.
+std::optional<std::string> ras_diagnosis(int nccl_version, const EnvReader& env, double pause_s = 1,
+                                         int pid = -1) noexcept;
+
+struct RasReport;
+/// Drops the communicators of a JSON report that name ranks, none of them of process `pid`
+/// (a text report names only some ranks, and is left as it is). Returns how many it dropped.
+int keep_communicators_of(RasReport& report, int pid);
 
 }  // namespace collbench::nccl

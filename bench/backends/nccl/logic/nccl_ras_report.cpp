@@ -83,6 +83,7 @@ RasCommunicator json_communicator(const json& c) {
     }
   }
   out.reported = static_cast<int>(ranks.size());
+  out.answered = ranks;
   for (const json& m : c.value("missing_ranks", json::array())) out.missing.push_back(rank_of(m));
   std::vector<std::string> collectives;
   for (const auto& mine : counts) {

@@ -46,10 +46,11 @@ struct RasMismatch {
 };
 
 struct RasCommunicator {
-  std::string id;                ///< NCCL's communicator hash, 16 hex digits
-  int size = 0;                  ///< ranks in the communicator; 0 when the report does not say
-  int reported = 0;              ///< ranks whose state NCCL received (JSON)
-  std::vector<RasRank> missing;  ///< ranks NCCL got no answer about
+  std::string id;                 ///< NCCL's communicator hash, 16 hex digits
+  int size = 0;                   ///< ranks in the communicator; 0 when the report does not say
+  int reported = 0;               ///< ranks whose state NCCL received (JSON)
+  std::vector<RasRank> answered;  ///< those ranks (JSON; text reports name only outliers)
+  std::vector<RasRank> missing;   ///< ranks NCCL got no answer about
   std::vector<RasMismatch> mismatches;  ///< collectives whose counts differ between ranks
   std::vector<RasGroup> statuses;       ///< when ranks differ in status
   std::vector<std::string> errors;      ///< NCCL's error lines about the communicator

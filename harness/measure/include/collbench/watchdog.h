@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "collbench/bootstrap.h"
@@ -20,10 +21,16 @@ class Watchdog {
   /// Called on the watchdog thread after the report (one or two lines) was printed to stderr;
   /// must end the process (abort the backend, then the job).
   using FireHandler = std::function<void(const std::string& report)>;
+  /// What the library knows of the hang (NCCL: the rank behind, from its RAS service), asked on
+  /// the watchdog thread after its own report and before this rank says it has reported: a peer
+  /// ends (and leaves the library's account) only once every rank that waited with it has
+  /// reported, so no rank asks the library about peers that already left. nullopt: nothing to
+  /// add. The line is printed to stderr and appended to the report the fire handler gets.
+  using Diagnosis = std::function<std::optional<std::string>()>;
 
   /// Collective: exchanges side-channel endpoints through `bootstrap`. timeout_s <= 0 disables
   /// firing (the side channel still answers peers).
-  Watchdog(Bootstrap& bootstrap, double timeout_s, FireHandler on_fire);
+  Watchdog(Bootstrap& bootstrap, double timeout_s, FireHandler on_fire, Diagnosis diagnose = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
