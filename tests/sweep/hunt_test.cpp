@@ -76,6 +76,12 @@ TEST(HuntCli, OptionsReachTheSettings) {
   EXPECT_EQ(to_argv(s.request),
             (std::vector<std::string>{"all_reduce,all_gather", "-b", "2097152", "-e", "8388608",
                                       "-f", "2", "-n", "3", "-w", "1"}));
+  // Each mode is a run of its own: the same request with collbench's --split added, and the
+  // request as given when no mode is named (the pair retests).
+  EXPECT_EQ(to_argv(s.request_for("rail")),
+            (std::vector<std::string>{"all_reduce,all_gather", "-b", "2097152", "-e", "8388608",
+                                      "-f", "2", "-n", "3", "-w", "1", "--split", "rail"}));
+  EXPECT_EQ(to_argv(s.request_for("")), to_argv(s.request));
   EXPECT_DOUBLE_EQ(hunt({"--nodes", "4", "-o", "d", "--threshold", "0.1"}).hunt.threshold, 0.1);
   const auto p =
       hunt({"--nodes", "4", "-o", "d", "--precision", "5%", "--max-time", "2", "--backend", "mpi"});

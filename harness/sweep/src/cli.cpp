@@ -267,10 +267,8 @@ void finish_hunt(SweepCommand& c, const Given& given, const CampaignRules& rules
   check_hunt_settings(s);
   if (rules.check_collbench_args) {
     for (const auto& mode : s.splits) {
-      MeasureRequest request = s.request;
-      request.split = mode;
       std::vector<std::string> argv{"collbench"};
-      for (auto& a : to_argv(request)) argv.push_back(std::move(a));
+      for (auto& a : to_argv(s.request_for(mode))) argv.push_back(std::move(a));
       rules.check_collbench_args(argv);
     }
   }

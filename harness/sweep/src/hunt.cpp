@@ -38,6 +38,13 @@ MeasureRequest default_hunt_request() {
   r.warmup = 5;
   return r;
 }
+
+MeasureRequest HuntSettings::request_for(const std::string& split) const {
+  MeasureRequest r = request;
+  if (!split.empty()) r.split = split;
+  return r;
+}
+
 namespace fs = std::filesystem;
 namespace {
 
@@ -212,9 +219,7 @@ struct Inside {
                                           const fs::path& jsonl, const std::string& split) const {
     auto argv = launcher(s, nodes, hosts);
     argv.push_back(collbench.string());
-    MeasureRequest request = s.request;
-    if (!split.empty()) request.split = split;
-    for (auto& a : to_argv(request)) argv.push_back(std::move(a));
+    for (auto& a : to_argv(s.request_for(split))) argv.push_back(std::move(a));
     argv.push_back("--jsonl");
     argv.push_back(jsonl.string());
     return argv;

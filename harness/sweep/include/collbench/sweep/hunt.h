@@ -63,6 +63,9 @@ struct HuntSettings {
   std::filesystem::path program_dir;       ///< collbench-sweep's directory
   std::FILE* out = stdout;
   bool inside = false;  ///< this process runs inside the job's allocation
+
+  /// What one run in `split` mode asks collbench for ("" = the request as given).
+  MeasureRequest request_for(const std::string& split) const;
 };
 
 /// Checks the settings that need no Slurm (throws Error(kUsage) with one line).
