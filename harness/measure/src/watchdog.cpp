@@ -194,9 +194,11 @@ struct Watchdog::State {
   bool reported = false;
 
   std::thread thread;
-  /// Answers peers while the fire handler runs (it ends the process, but not at once: NCCL's RAS
-  /// and the abort take a moment), so that a peer asking whether this rank has reported is
-  /// answered rather than left to wait out its grace.
+  /// Answers peers from the moment this rank fires until the process ends: while it collects its
+  /// report (its peers collect theirs and ask it), while it asks the library (a peer must not
+  /// see it as silent meanwhile), through the grace (peers ask whether it has reported) and while
+  /// the fire handler runs (it ends the process, but not at once: NCCL's RAS and the abort take
+  /// a moment). One thread accepts, so no query is answered twice or raced for.
   std::thread answering;
   std::atomic<bool> stop_answering{false};
 };
@@ -269,13 +271,14 @@ namespace {
 struct Asker {
   const std::vector<Endpoint>& peers;
   const std::string& host;
-  int listen_fd;
+  int listen_fd;  ///< -1: another thread answers this rank's queries
   std::function<std::string()> my_status;
 };
 
 /// Asks each of `ranks` what it is doing, all at once, until every one answered or `deadline`;
-/// answers this rank's own queries meanwhile. A reply per rank, in the order given: empty for a
-/// rank that did not answer (stopped, dead or unreachable) or answered garbage.
+/// answers this rank's own queries meanwhile (unless another thread does). A reply per rank, in
+/// the order given: empty for a rank that did not answer (stopped, dead or unreachable) or
+/// answered garbage.
 std::vector<std::optional<RankState>> ask_peers(const Asker& self, const std::vector<int>& ranks,
                                                 Clock::time_point deadline) {
   std::vector<Query> queries;
@@ -292,7 +295,7 @@ std::vector<std::optional<RankState>> ask_peers(const Asker& self, const std::ve
   }
   for (auto& q : queries) q.start_next();
   while (Clock::now() < deadline) {
-    std::vector<pollfd> fds{{self.listen_fd, POLLIN, 0}};
+    std::vector<pollfd> fds{{self.listen_fd, POLLIN, 0}};  // poll skips a negative fd
     std::vector<Query*> owners{nullptr};
     for (auto& q : queries) {
       if (q.done || q.fd < 0) continue;
@@ -347,9 +350,9 @@ std::vector<std::optional<RankState>> ask_peers(const Asker& self, const std::ve
 
 }  // namespace
 
-std::string Watchdog::describe_hang() { return collect_hang().report; }
+std::string Watchdog::describe_hang() { return collect_hang(true).report; }
 
-Watchdog::Hang Watchdog::collect_hang() {
+Watchdog::Hang Watchdog::collect_hang(bool answer_peers) {
   State& s = *state_;
   std::uint64_t my_phase;
   std::string my_what;
@@ -364,7 +367,8 @@ Watchdog::Hang Watchdog::collect_hang() {
   for (int rank = 0; rank < static_cast<int>(s.peers.size()); ++rank) {
     if (rank != s.rank) others.push_back(rank);
   }
-  const Asker self{s.peers, s.host, s.listen_fd, [&s] { return s.locked_status(); }};
+  const Asker self{s.peers, s.host, answer_peers ? s.listen_fd : -1,
+                   [&s] { return s.locked_status(); }};
   const auto replies = ask_peers(self, others, Clock::now() + kQueryDeadline);
 
   // Classify.
@@ -432,23 +436,20 @@ void Watchdog::run() {
     if (fds[0].revents & POLLIN) answer_queries(s.listen_fd, status);
     if (!fire) continue;
 
-    const Hang hang = collect_hang();
+    s.answering = std::thread([&s] {
+      while (!s.stop_answering) s.answer_for(50);
+    });
+    const Hang hang = collect_hang(false);
     std::fputs(hang.report.c_str(), stderr);
     std::fflush(stderr);
     std::string report = hang.report;
     if (s.diagnose) {
-      // Peers still collecting their own reports are answered meanwhile (not reported yet).
-      std::atomic<bool> diagnosed{false};
-      std::thread answering([&s, &diagnosed] {
-        while (!diagnosed) s.answer_for(50);
-      });
+      // Peers still collecting their own reports see this rank as not reported yet meanwhile.
       std::optional<std::string> line;
       try {
         line = s.diagnose();
       } catch (...) {
       }
-      diagnosed = true;
-      answering.join();
       if (line) {
         std::fprintf(stderr, "collbench: rank %d: %s\n", s.rank, line->c_str());
         std::fflush(stderr);
@@ -464,7 +465,7 @@ void Watchdog::run() {
     // (a slow link) may still be collecting: it is asked again, up to the grace's end.
     const auto grace_end = Clock::now() + kReportGrace;
     std::vector<int> pending = hang.waiting_peers;
-    const Asker self{s.peers, s.host, s.listen_fd, [&s] { return s.locked_status(); }};
+    const Asker self{s.peers, s.host, -1, [&s] { return s.locked_status(); }};
     while (!pending.empty() && Clock::now() < grace_end) {
       const auto replies =
           ask_peers(self, pending, std::min(grace_end, Clock::now() + kGraceQueryDeadline));
@@ -474,11 +475,8 @@ void Watchdog::run() {
       }
       pending = std::move(still);
       if (pending.empty()) break;
-      s.answer_for(50);  // not at once again: answer queries meanwhile, then ask
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // not at once again
     }
-    s.answering = std::thread([&s] {
-      while (!s.stop_answering) s.answer_for(50);
-    });
     s.on_fire(report);
     return;
   }

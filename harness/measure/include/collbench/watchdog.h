@@ -55,7 +55,8 @@ class Watchdog {
   struct State;
   struct Hang;
   void run();
-  Hang collect_hang();
+  /// answer_peers: answer this rank's queries while asking (false: the answering thread does).
+  Hang collect_hang(bool answer_peers);
   std::atomic<std::uint64_t> progress_{0};
   std::unique_ptr<State> state_;
 };
