@@ -269,6 +269,72 @@ TEST(Pattern, ExpectedValueFollowsTheSourceRules) {
   EXPECT_EQ(expected_value(single, 7, &tol), input_value(key, 3, 7));
 }
 
+/// The bits of element 0 after the general store of `v`, zero-extended.
+std::uint64_t stored_bits(DType t, double v) {
+  alignas(8) unsigned char element[8] = {};
+  store(element, 0, t, v);
+  return load_bits(element, 0, t);
+}
+
+/// The kernels store and compare every pattern value through exact_bits: for every integer a
+/// pattern can hold it must give the bits of the general (rounding) store.
+TEST(PatternExactBits, EveryPatternIntegerHasTheBitsOfTheGeneralStore) {
+  for (DType t : all_dtypes()) {
+    const auto limit = static_cast<std::int32_t>(exact_limit(t));
+    const std::int32_t low = dtype_is_signed(t) ? -limit : 0;
+    // Every value of the narrow types; the ends, the middle and a stride of the wide ones.
+    const std::int32_t step = limit > 4096 ? 97 : 1;
+    std::vector<std::int32_t> values;
+    for (std::int32_t k = low; k <= limit; k += step) values.push_back(k);
+    for (std::int32_t k : {low, low + 1, -1, 0, 1, limit - 1, limit})
+      if (k >= low) values.push_back(k);
+    for (std::int32_t k : values) {
+      ASSERT_EQ(exact_bits(t, k), stored_bits(t, static_cast<double>(k))) << name(t) << " k=" << k;
+      alignas(8) unsigned char element[8] = {};
+      store_bits(element, 0, t, exact_bits(t, k));
+      ASSERT_EQ(load(element, 0, t), static_cast<double>(k)) << name(t) << " k=" << k;
+    }
+  }
+  for (std::int32_t k = -(1 << 21) + 1; k < (1 << 21); ++k)
+    ASSERT_EQ(exact_float(k), static_cast<float>(k)) << k;
+}
+
+/// The kernels' integer values equal the pattern's doubles: the inputs everywhere, the expected
+/// values wherever expected_integer applies (no reduction, or one rank).
+TEST(PatternExactBits, IntegersAreThePatternsValues) {
+  for (const Case& c : cases()) {
+    const PatternKey key{c.dtype, c.op, c.reduction, 4242u, c.nranks};
+    for (int rank : {0, c.nranks - 1})
+      for (std::uint64_t i :
+           {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{77}, (std::uint64_t{1} << 32) + 5})
+        ASSERT_EQ(static_cast<double>(input_integer(key, rank, i)), input_value(key, rank, i));
+    std::vector<VerifySpec> specs;
+    VerifySpec spec;
+    spec.key = key;
+    if (c.reduction) {
+      if (c.nranks != 1) continue;
+      spec.reduced = true;
+      spec.index_offset = 9;
+      specs.push_back(spec);
+    } else {
+      spec.source_rank = c.nranks - 1;
+      spec.index_offset = 3;
+      specs.push_back(spec);
+      spec.block = 7;
+      specs.push_back(spec);
+    }
+    for (const VerifySpec& s : specs) {
+      for (std::uint64_t j = 0; j < 200; ++j) {
+        double tolerance = 0;
+        const double expected = expected_value(s, j, &tolerance);
+        ASSERT_EQ(static_cast<double>(expected_integer(s, j)), expected)
+            << name(c.dtype) << " " << name(c.op) << " j=" << j;
+        ASSERT_EQ(exact_bits(c.dtype, expected_integer(s, j)), stored_bits(c.dtype, expected));
+      }
+    }
+  }
+}
+
 TEST(HostVerify, CountsEveryWrongElementAndReportsTheFirst) {
   const PatternKey key{DType::kHalf, ReduceOp::kSum, false, 3u, 2};
   std::vector<std::uint16_t> data(1000);

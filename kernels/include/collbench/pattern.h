@@ -125,10 +125,11 @@ CB_HD uint32_t element_hash(uint32_t seed, int rank, uint64_t index) {
   return high ? mix32(h ^ high * 0x85ebca6bU) : h;
 }
 
-/// Uniform integer in [lo, hi] from a hash (multiply-high, no division).
-CB_HD int64_t in_range(uint32_t h, int64_t lo, int64_t hi) {
-  const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
-  return lo + static_cast<int64_t>((static_cast<uint64_t>(h) * span) >> 32);
+/// Uniform integer in [lo, hi] from a hash (multiply-high, no division). The pattern's ranges are
+/// narrow (|lo|, |hi| <= 2^20), so 32-bit arithmetic holds it.
+CB_HD int32_t in_range(uint32_t h, int32_t lo, int32_t hi) {
+  const uint32_t span = static_cast<uint32_t>(hi - lo) + 1U;
+  return lo + static_cast<int32_t>((static_cast<uint64_t>(h) * span) >> 32);
 }
 
 /// Smallest positive (subnormal) value of a floating dtype.
@@ -173,35 +174,39 @@ CB_HD bool is_contributor(const Params& p, int rank, uint64_t index) {
   return slot < contributors(p);
 }
 
-/// The value rank `rank` holds at input index `index`.
-CB_HD double input_value(const Params& p, int rank, uint64_t index) {
+/// The value rank `rank` holds at input index `index`: always an integer, of magnitude at most
+/// exact_limit(p.dtype).
+CB_HD int32_t input_integer(const Params& p, int rank, uint64_t index) {
   const bool sgn = dtype_is_signed(p.dtype);
-  const int64_t limit = exact_limit(p.dtype);
+  const int32_t limit = static_cast<int32_t>(exact_limit(p.dtype));
   const uint32_t h = element_hash(p.seed, rank, index);
-  if (!p.reduction) {
-    return static_cast<double>(in_range(h, sgn ? -limit : 0, limit));
-  }
+  if (!p.reduction) return in_range(h, sgn ? -limit : 0, limit);
   const bool contributes = is_contributor(p, rank, index);
   switch (p.op) {
     case ReduceOp::kSum:
     case ReduceOp::kAvg: {
-      if (!contributes) return 0.0;
-      const int64_t v = limit / contributors(p);  // C values of magnitude <= v sum to <= limit
-      return static_cast<double>(in_range(h, sgn ? -v : 0, v));
+      if (!contributes) return 0;
+      const int32_t v = limit / contributors(p);  // C values of magnitude <= v sum to <= limit
+      return in_range(h, sgn ? -v : 0, v);
     }
     case ReduceOp::kProd: {
-      if (!contributes) return 1.0;
-      const double magnitude = (h & 1U) ? 2.0 : 1.0;
+      if (!contributes) return 1;
+      const int32_t magnitude = (h & 1U) ? 2 : 1;
       return (sgn && (h & 2U)) ? -magnitude : magnitude;
     }
     case ReduceOp::kMax:
-      if (!contributes) return sgn ? static_cast<double>(-limit) : 0.0;
-      return static_cast<double>(in_range(h, sgn ? -limit : 0, limit));
+      if (!contributes) return sgn ? -limit : 0;
+      return in_range(h, sgn ? -limit : 0, limit);
     case ReduceOp::kMin:
-      if (!contributes) return static_cast<double>(limit);
-      return static_cast<double>(in_range(h, sgn ? -limit : 0, limit));
+      if (!contributes) return limit;
+      return in_range(h, sgn ? -limit : 0, limit);
   }
-  return 0.0;
+  return 0;
+}
+
+/// The value rank `rank` holds at input index `index`.
+CB_HD double input_value(const Params& p, int rank, uint64_t index) {
+  return static_cast<double>(input_integer(p, rank, index));
 }
 
 /// The exact reduction over all ranks at input index `index`, and (for avg on floating types)
@@ -273,6 +278,18 @@ CB_HD double expected_value(const VerifySpec& e, uint64_t j, double* tolerance) 
     return input_value(e.key, source, e.index_offset + j % e.block);
   }
   return input_value(e.key, e.source_rank, e.index_offset + j);
+}
+
+/// expected_value(e, j) where it is the integer input of one rank: for every spec whose
+/// expected values do not depend on other ranks (no reduction, or one rank: a reduction over one
+/// rank is its input, an average too). Not for a reduction over several ranks.
+CB_HD int32_t expected_integer(const VerifySpec& e, uint64_t j) {
+  if (e.reduced) return input_integer(e.key, 0, e.index_offset + j);
+  if (e.block > 0) {
+    const int source = static_cast<int>(j / e.block);
+    return input_integer(e.key, source, e.index_offset + j % e.block);
+  }
+  return input_integer(e.key, e.source_rank, e.index_offset + j);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -376,6 +393,66 @@ CB_HD uint8_t to_e5m2(float f) { return static_cast<uint8_t>(encode_narrow(f, 5,
 CB_HD float from_e5m2(uint8_t b) { return decode_narrow(b, 5, 2, true); }
 
 // ---------------------------------------------------------------------------------------------
+// Integers stored without rounding: what the kernels do for every element, in a few integer
+// operations, where the general conversions above cost tens (and a detour through double).
+
+/// The float of integer k, for |k| < 2^22: k added to the bits of 1.5 * 2^23 (whose unit in the
+/// last place is 1) is 1.5 * 2^23 + k, and the subtraction is exact. One integer and one float
+/// addition instead of a conversion (which a GPU runs at an eighth of the rate of arithmetic).
+CB_HD float exact_float(int32_t k) {
+  return bits_float(0x4B400000U + static_cast<uint32_t>(k)) - 12582912.0f;
+}
+
+/// The narrow encoding (as encode_narrow's parameters) of a float that the format holds exactly
+/// as a normal number, or zero: the float's exponent rebiased and its mantissa's top bits. Every
+/// nonzero pattern value (an integer of magnitude at least 1 and at most exact_limit) is normal in
+/// each narrow format.
+CB_HD uint32_t exact_narrow(float f, int exp_bits, int man_bits) {
+  const uint32_t u = float_bits(f);
+  const uint32_t magnitude = u & 0x7fffffffU;
+  const uint32_t rebias = static_cast<uint32_t>(127 - ((1 << (exp_bits - 1)) - 1)) << man_bits;
+  const uint32_t bits = magnitude == 0 ? 0U : (magnitude >> (23 - man_bits)) - rebias;
+  return ((u >> 31) << (exp_bits + man_bits)) | bits;
+}
+
+CB_HD uint64_t double_bits(double d) {
+  union {
+    double d;
+    uint64_t u;
+  } v{d};
+  return v.u;
+}
+
+/// The bits that a store of integer k, |k| <= exact_limit(t), writes (zero-extended to 64 bits):
+/// store(base, i, t, k) leaves element i equal to store_bits(base, i, t, exact_bits(t, k)).
+CB_HD uint64_t exact_bits(DType t, int32_t k) {
+  switch (t) {
+    case DType::kInt8:
+    case DType::kUint8:
+      return static_cast<uint8_t>(k);
+    case DType::kInt32:
+    case DType::kUint32:
+      return static_cast<uint32_t>(k);
+    case DType::kInt64:
+    case DType::kUint64:
+      return static_cast<uint64_t>(static_cast<int64_t>(k));
+    case DType::kHalf:
+      return exact_narrow(exact_float(k), 5, 10);
+    case DType::kFloat:
+      return float_bits(exact_float(k));
+    case DType::kDouble:
+      return double_bits(static_cast<double>(k));
+    case DType::kBfloat16:
+      return float_bits(exact_float(k)) >> 16;  // 8 exponent bits, as a float's: its top half
+    case DType::kFp8E4M3:
+      return exact_narrow(exact_float(k), 4, 3);
+    case DType::kFp8E5M2:
+      return exact_narrow(exact_float(k), 5, 2);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Typed element access.
 
 /// Stores `v` (exactly representable by construction) as element i of a `t` array.
@@ -450,6 +527,61 @@ CB_HD double load(const void* base, uint64_t i, DType t) {
       return from_e5m2(static_cast<const uint8_t*>(base)[i]);
   }
   return 0.0;
+}
+
+/// Bytes of one element (types.h's size_of, for device code).
+CB_HD constexpr int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::kInt8:
+    case DType::kUint8:
+    case DType::kFp8E4M3:
+    case DType::kFp8E5M2:
+      return 1;
+    case DType::kHalf:
+    case DType::kBfloat16:
+      return 2;
+    case DType::kInt32:
+    case DType::kUint32:
+    case DType::kFloat:
+      return 4;
+    case DType::kInt64:
+    case DType::kUint64:
+    case DType::kDouble:
+      return 8;
+  }
+  return 1;
+}
+
+/// Writes the low bytes of `bits` (one element of `t`'s width) as element i.
+CB_HD void store_bits(void* base, uint64_t i, DType t, uint64_t bits) {
+  switch (dtype_bytes(t)) {
+    case 1:
+      static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(bits);
+      break;
+    case 2:
+      static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(bits);
+      break;
+    case 4:
+      static_cast<uint32_t*>(base)[i] = static_cast<uint32_t>(bits);
+      break;
+    default:
+      static_cast<uint64_t*>(base)[i] = bits;
+      break;
+  }
+}
+
+/// The bits of element i, zero-extended.
+CB_HD uint64_t load_bits(const void* base, uint64_t i, DType t) {
+  switch (dtype_bytes(t)) {
+    case 1:
+      return static_cast<const uint8_t*>(base)[i];
+    case 2:
+      return static_cast<const uint16_t*>(base)[i];
+    case 4:
+      return static_cast<const uint32_t*>(base)[i];
+    default:
+      return static_cast<const uint64_t*>(base)[i];
+  }
 }
 
 /// Stores the poison value (NaN for floating types, the largest value for integers: both

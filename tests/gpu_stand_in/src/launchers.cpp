@@ -1,16 +1,13 @@
-// The kernel launchers of kernels/src/cuda_kernels.h, run on the stand-in's stream workers with
-// the pattern math the CUDA kernels and the host device share (collbench/pattern.h). The one
-// seam between collbench's CUDA code and the stand-in: the real launchers start CUDA kernels.
+// The kernel launchers of kernels/src/cuda_kernels.h: cuda_kernels.cuh's own launchers and
+// kernels, compiled for the host, whose grids run on the stand-in's stream workers (host_grid.h).
+// The one seam between collbench's CUDA code and the stand-in is how a kernel starts: here on the
+// host, after the check a GPU makes of the addresses it touches.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <mutex>
-#include <thread>
-#include <vector>
 
-#include "collbench/pattern.h"
-#include "cuda_kernels.h"
+#include "cuda_kernels.cuh"
+#include "host_grid.h"
 #include "memory.h"
 #include "runtime.h"
 
@@ -19,128 +16,14 @@ namespace {
 
 using stand_in::Work;
 
-constexpr std::size_t bytes_of(DType t) {
-  switch (t) {
-    case DType::kInt8:
-    case DType::kUint8:
-    case DType::kFp8E4M3:
-    case DType::kFp8E5M2:
-      return 1;
-    case DType::kHalf:
-    case DType::kBfloat16:
-      return 2;
-    case DType::kInt32:
-    case DType::kUint32:
-    case DType::kFloat:
-      return 4;
-    case DType::kInt64:
-    case DType::kUint64:
-    case DType::kDouble:
-      return 8;
-  }
-  return 1;
-}
-
-/// Calls F<dtype>() with the dtype as a template argument, as the CUDA kernels are specialised:
-/// pattern.h's per-dtype switches then fold away, which makes the host loops several times faster.
-template <template <DType> class F, typename... Args>
-void dispatch(DType t, Args&&... args) {
-  switch (t) {
-    case DType::kInt8:
-      return F<DType::kInt8>::run(args...);
-    case DType::kUint8:
-      return F<DType::kUint8>::run(args...);
-    case DType::kInt32:
-      return F<DType::kInt32>::run(args...);
-    case DType::kUint32:
-      return F<DType::kUint32>::run(args...);
-    case DType::kInt64:
-      return F<DType::kInt64>::run(args...);
-    case DType::kUint64:
-      return F<DType::kUint64>::run(args...);
-    case DType::kHalf:
-      return F<DType::kHalf>::run(args...);
-    case DType::kFloat:
-      return F<DType::kFloat>::run(args...);
-    case DType::kDouble:
-      return F<DType::kDouble>::run(args...);
-    case DType::kBfloat16:
-      return F<DType::kBfloat16>::run(args...);
-    case DType::kFp8E4M3:
-      return F<DType::kFp8E4M3>::run(args...);
-    case DType::kFp8E5M2:
-      return F<DType::kFp8E5M2>::run(args...);
-  }
-}
-
-/// Runs `body(begin, end)` over [0, count) in chunks on the host's cores, as a grid's blocks
-/// share the elements: a GPU fills a gigabyte in milliseconds, and the stand-in's kernels should
-/// not take seconds where it can help it.
-template <typename Body>
-void parallel_for(std::uint64_t count, Body body) {
-  constexpr std::uint64_t kSerial = std::uint64_t{1} << 22;
-  const unsigned cores = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  if (count < kSerial || cores == 1) {
-    body(std::uint64_t{0}, count);
-    return;
-  }
-  const std::uint64_t chunk = (count + cores - 1) / cores;
-  std::vector<std::thread> threads;
-  for (unsigned c = 1; c < cores && c * chunk < count; ++c) {
-    threads.emplace_back(body, c * chunk, std::min(count, (c + 1) * chunk));
-  }
-  body(std::uint64_t{0}, std::min(count, chunk));
-  for (auto& t : threads) t.join();
-}
-
-// The key is a const local in each loop: the stores of 1-byte types alias everything, and the
-// compiler must know that they cannot change the key it switches on.
-template <DType T>
-struct Fill {
-  static void run(unsigned char* out, const FillSpec& spec) {
-    PatternKey k = spec.key;
-    k.dtype = T;
-    const PatternKey key = k;
-    const int rank = spec.rank;
-    parallel_for(spec.count, [out, key, rank](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t i = begin; i < end; ++i) {
-        pattern::store(out, i, T, pattern::input_value(key, rank, i));
-      }
-    });
-  }
-};
-
-template <DType T>
-struct Poison {
-  static void run(unsigned char* out, std::uint64_t count) {
-    parallel_for(count, [out](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t i = begin; i < end; ++i) pattern::store_poison(out, i, T);
-    });
-  }
-};
-
-template <DType T>
-struct Verify {
-  static void run(const unsigned char* in, const VerifySpec& s, unsigned long long* wrong,
-                  unsigned long long* first) {
-    VerifySpec v = s;
-    v.key.dtype = T;
-    const VerifySpec spec = v;
-    std::mutex mutex;
-    parallel_for(spec.count, [&, in, spec](std::uint64_t begin, std::uint64_t end) {
-      unsigned long long mine = 0, my_first = ~0ull;
-      for (std::uint64_t j = begin; j < end; ++j) {
-        double tolerance = 0;
-        const double expected = pattern::expected_value(spec, j, &tolerance);
-        if (!pattern::matches(pattern::load(in, j, T), expected, tolerance)) {
-          if (mine == 0) my_first = j;
-          ++mine;
-        }
-      }
-      const std::lock_guard lock(mutex);
-      *wrong += mine;
-      if (my_first < *first) *first = my_first;
-    });
+/// The launch policy of cuda_kernels.cuh's launchers on the stand-in: the grid, at once, on the
+/// calling thread (a stream worker, on buffers it has already checked and mapped).
+struct HostLaunch {
+  template <typename... Params, typename... Args>
+  static cudaError_t start(void (*kernel)(Params...), unsigned grid, cudaStream_t /*stream*/,
+                           Args... args) {
+    run_grid(kernel, grid, kThreads, args...);
+    return cudaSuccess;
   }
 };
 
@@ -181,10 +64,11 @@ cudaError_t launch_fill(void* destination, const FillSpec& spec, cudaStream_t st
   const int device = device_of(stream);
   return launch(stream, blocks_cap,
                 Work{"the fill kernel",
-                     [destination, spec, device] {
+                     [destination, spec, device, blocks_cap] {
                        unsigned char* out = kernel_buffer(
-                           destination, spec.count * bytes_of(spec.key.dtype), device, "fill");
-                       if (out) dispatch<Fill>(spec.key.dtype, out, spec);
+                           destination, spec.count * pattern::dtype_bytes(spec.key.dtype), device,
+                           "fill");
+                       if (out) fill_with<HostLaunch>(out, spec, nullptr, blocks_cap);
                      },
                      nullptr});
 }
@@ -195,10 +79,10 @@ cudaError_t launch_poison(void* destination, DType dtype, std::uint64_t count, c
   const int device = device_of(stream);
   return launch(stream, blocks_cap,
                 Work{"the poison kernel",
-                     [destination, dtype, count, device] {
-                       unsigned char* out =
-                           kernel_buffer(destination, count * bytes_of(dtype), device, "poison");
-                       if (out) dispatch<Poison>(dtype, out, count);
+                     [destination, dtype, count, device, blocks_cap] {
+                       unsigned char* out = kernel_buffer(
+                           destination, count * pattern::dtype_bytes(dtype), device, "poison");
+                       if (out) poison_with<HostLaunch>(out, dtype, count, nullptr, blocks_cap);
                      },
                      nullptr});
 }
@@ -209,23 +93,13 @@ cudaError_t launch_verify(const void* data, const VerifySpec& spec, VerifyCounte
   const int device = device_of(stream);
   return launch(stream, blocks_cap,
                 Work{"the verify kernel",
-                     [data, spec, counters, device] {
-                       const unsigned char* in = kernel_buffer(
-                           data, spec.count * bytes_of(spec.key.dtype), device, "verify");
+                     [data, spec, counters, device, blocks_cap] {
+                       const unsigned char* in =
+                           kernel_buffer(data, spec.count * pattern::dtype_bytes(spec.key.dtype),
+                                         device, "verify");
                        auto* out = reinterpret_cast<VerifyCounters*>(
                            kernel_buffer(counters, sizeof(VerifyCounters), device, "verify"));
-                       if (!in || !out) return;
-                       unsigned long long wrong = 0, first = ~0ull;
-                       dispatch<Verify>(spec.key.dtype, in, spec, &wrong, &first);
-                       // The kernel's atomicAdd and atomicMin.
-                       if (wrong) {
-                         __atomic_fetch_add(&out->wrong, wrong, __ATOMIC_RELAXED);
-                         unsigned long long seen = __atomic_load_n(&out->first, __ATOMIC_RELAXED);
-                         while (first < seen &&
-                                !__atomic_compare_exchange_n(&out->first, &seen, first, true,
-                                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-                         }
-                       }
+                       if (in && out) verify_with<HostLaunch>(in, spec, out, nullptr, blocks_cap);
                      },
                      nullptr});
 }
