@@ -206,9 +206,11 @@ __global__ void CB_BLOCK_BOUNDS verify_kernel(const unsigned char* __restrict__ 
     Pack p[kLoads];
     CB_UNROLL
     for (int u = 0; u < kLoads; ++u) {
-      const std::uint64_t v = v0 + static_cast<std::uint64_t>(u) * stride;
-      if (v < s.vectors)
-        p[u].vector = CB_LDG(reinterpret_cast<const uint4*>(data + (s.head + v * per) * es));
+      // Past the end, the last vector is loaded again (and never checked): every pack holds a
+      // load, without a branch.
+      std::uint64_t v = v0 + static_cast<std::uint64_t>(u) * stride;
+      if (v >= s.vectors) v = s.vectors - 1;
+      p[u].vector = CB_LDG(reinterpret_cast<const uint4*>(data + (s.head + v * per) * es));
     }
     CB_UNROLL
     for (int u = 0; u < kLoads; ++u) {

@@ -269,6 +269,15 @@ TEST(Pattern, ExpectedValueFollowsTheSourceRules) {
   EXPECT_EQ(expected_value(single, 7, &tol), input_value(key, 3, 7));
 }
 
+/// pattern.h's facts of each dtype, for device code, are the dtype table's (types.h).
+TEST(PatternDtypes, DeviceFactsAreTheTablesFacts) {
+  for (DType t : all_dtypes()) {
+    EXPECT_EQ(static_cast<std::size_t>(dtype_bytes(t)), size_of(t)) << name(t);
+    EXPECT_EQ(dtype_is_signed(t), is_signed(t)) << name(t);
+    EXPECT_EQ(dtype_is_floating(t), is_floating(t)) << name(t);
+  }
+}
+
 /// The bits of element 0 after the general store of `v`, zero-extended.
 std::uint64_t stored_bits(DType t, double v) {
   alignas(8) unsigned char element[8] = {};

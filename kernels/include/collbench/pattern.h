@@ -296,21 +296,20 @@ CB_HD int32_t expected_integer(const VerifySpec& e, uint64_t j) {
 // Bit-exact conversions for the 16- and 8-bit floating types, written out so that host and
 // device agree without vendor headers. Round to nearest, ties to even.
 
-CB_HD uint32_t float_bits(float f) {
+/// `from`'s bits as a `To` of the same size, through a union: C++17 has no std::bit_cast, and this
+/// header includes nothing but stdint.h.
+template <typename To, typename From>
+CB_HD To same_bits(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same_bits: the two types differ in size");
   union {
-    float f;
-    uint32_t u;
-  } v{f};
-  return v.u;
+    From from;
+    To to;
+  } v{from};
+  return v.to;
 }
 
-CB_HD float bits_float(uint32_t u) {
-  union {
-    uint32_t u;
-    float f;
-  } v{u};
-  return v.f;
-}
+CB_HD uint32_t float_bits(float f) { return same_bits<uint32_t>(f); }
+CB_HD float bits_float(uint32_t u) { return same_bits<float>(u); }
 
 /// Encodes a float into a narrow format with `exp_bits` exponent bits and `man_bits` mantissa
 /// bits. `ieee_special`: the all-ones exponent means inf/NaN (half, bf16, e5m2); otherwise only
@@ -415,14 +414,6 @@ CB_HD uint32_t exact_narrow(float f, int exp_bits, int man_bits) {
   return ((u >> 31) << (exp_bits + man_bits)) | bits;
 }
 
-CB_HD uint64_t double_bits(double d) {
-  union {
-    double d;
-    uint64_t u;
-  } v{d};
-  return v.u;
-}
-
 /// The bits that a store of integer k, |k| <= exact_limit(t), writes (zero-extended to 64 bits):
 /// store(base, i, t, k) leaves element i equal to store_bits(base, i, t, exact_bits(t, k)).
 CB_HD uint64_t exact_bits(DType t, int32_t k) {
@@ -441,7 +432,7 @@ CB_HD uint64_t exact_bits(DType t, int32_t k) {
     case DType::kFloat:
       return float_bits(exact_float(k));
     case DType::kDouble:
-      return double_bits(static_cast<double>(k));
+      return same_bits<uint64_t>(static_cast<double>(k));
     case DType::kBfloat16:
       return float_bits(exact_float(k)) >> 16;  // 8 exponent bits, as a float's: its top half
     case DType::kFp8E4M3:
